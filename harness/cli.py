@@ -1,0 +1,160 @@
+"""The ``callstream`` command: a thin layer over functions the tests call directly.
+
+Exit codes: 0 everything passed (every call ready), 1 the implementation or stream failed
+(a call was rejected), 2 usage error, 3 harness error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from reference_impl import PROFILES
+
+from .assemble import AssembleRun, assemble_stream
+from .errors import HarnessError, UsageError
+from .tools import load_tools
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.command(args)
+    except HarnessError as exc:
+        print(f"callstream: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:
+        return 0
+    return code
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="callstream",
+        description="Conformance suite and fuzzer for streamed tool-call assemblers.",
+    )
+    commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+
+    assemble = commands.add_parser(
+        "assemble",
+        help="run a recorded SSE stream through the reference assembler",
+        description=(
+            "Feed a recorded response body (text/event-stream) to the reference assembler and "
+            "print one JSON object per tool call, then a summary with the findings. Exits 1 if "
+            "any call was rejected."
+        ),
+    )
+    assemble.add_argument("file", help="recorded stream, or - for standard input")
+    assemble.add_argument(
+        "--tools",
+        metavar="TOOLS.json",
+        help="the tools the request offered (enables unknown-tool and schema checks)",
+    )
+    assemble.add_argument("--profile", choices=PROFILES, default="lenient")
+    assemble.add_argument(
+        "--chunk-size",
+        type=_positive,
+        metavar="N",
+        help="feed N bytes at a time (default: the whole file at once)",
+    )
+    assemble.add_argument(
+        "--snapshots", action="store_true", help="the route sends cumulative snapshots (C10)"
+    )
+    assemble.add_argument(
+        "--repair-json", action="store_true", help="repair repeated or unclosed JSON (C11, C12)"
+    )
+    assemble.add_argument("--format", choices=("json", "text"), default="json")
+    assemble.add_argument(
+        "--report", metavar="PATH", help="also write the JSON lines to PATH (folders are created)"
+    )
+    assemble.set_defaults(command=_assemble)
+    return parser
+
+
+def _assemble(args: argparse.Namespace) -> int:
+    tools = None if args.tools is None else load_tools(args.tools)
+    data = _read_stream(args.file)
+    size = args.chunk_size or max(len(data), 1)
+    pieces = [data[i : i + size] for i in range(0, len(data), size)]
+    run = assemble_stream(
+        pieces,
+        tools,
+        profile=args.profile,
+        snapshots=args.snapshots,
+        repair_json=args.repair_json,
+    )
+    lines = [json.dumps(release.to_dict(), ensure_ascii=False) for release in run.releases]
+    lines.append(json.dumps(run.summary(), ensure_ascii=False))
+    if args.report:
+        _write_report(Path(args.report), lines)
+    if args.format == "json":
+        for line in lines:
+            print(line)
+    else:
+        _print_text(run, sys.stdout)
+    return 0 if run.all_ready else 1
+
+
+def _read_stream(name: str) -> bytes:
+    if name == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(name).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{name}: cannot read the stream: {exc.strerror or exc}") from None
+
+
+def _write_report(path: Path, lines: list[str]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+
+
+def _print_text(run: AssembleRun, out: TextIO) -> None:
+    for release in run.releases:
+        result = release.result
+        when = "at close" if release.after_byte is None else f"after byte {release.after_byte}"
+        head = f"choice {result.choice} call {result.index}: {result.name} (id {result.id})"
+        if result.ready:
+            out.write(f"{head} READY {when}\n  {json.dumps(result.arguments, ensure_ascii=False)}\n")
+        else:
+            out.write(f"{head} REJECTED {result.reason} {when}\n  {result.detail}\n")
+            out.write(f"  raw: {_clip(result.arguments_text)}\n")
+    summary: dict[str, Any] = run.summary()["summary"]
+    out.write(
+        f"{summary['calls']} call(s): {summary['ready']} ready, {summary['rejected']} rejected"
+        f" ({summary['profile']} profile, {summary['bytes']} bytes)\n"
+    )
+    if run.failure:
+        out.write(f"stream failed: {run.failure}\n")
+    for finding in run.findings:
+        out.write(f"finding [{finding.severity}] {finding}\n")
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    shown = json.dumps(text, ensure_ascii=False)
+    return shown if len(shown) <= limit else shown[:limit] + "…"
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,368 @@
+"""Dialect-neutral call state: buffers, limits, completion and validation.
+
+A dialect decides *which* call a piece of the stream belongs to and *when* a call is over; this
+module decides what a call becomes. It knows nothing of any provider's wire format.
+
+Theory of operation. A :class:`CallSlot` is opened per call in order of first appearance within
+its choice. Argument fragments are appended to a list and joined once, when the call completes
+(A1, A2): no re-parsing per fragment, linear in the stream. A slot becomes final exactly once,
+either completed (identity, JSON and schema checked: V1–V4) or rejected with a reason; from then
+on it ignores further input, and a rejected slot drops its buffer past the size limit so memory
+stays bounded (V5). Final results go to an outbox the assembler drains after each ``feed()``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ._model import CallResult, Limits, Reason, Status, Tool
+from ._quirks import QUIRKS, FindingLog
+from ._validate import (
+    ArgumentsError,
+    closing_brackets,
+    parse_arguments,
+    repeated_unit,
+    schema_problem,
+    validator_for,
+)
+
+__all__ = ["CallBook", "CallSlot", "StreamFailure"]
+
+
+class StreamFailure(Exception):
+    """Raised inside the assembler when the whole stream can no longer be trusted; every call
+    not yet final is rejected with ``reason``. Never escapes the Assembler."""
+
+    def __init__(self, reason: Reason, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+class CallSlot:
+    """One call being assembled."""
+
+    __slots__ = (
+        "_fragments",
+        "choice",
+        "extras",
+        "final",
+        "id",
+        "index",
+        "name",
+        "size",
+        "snapshot",
+    )
+
+    def __init__(self, choice: int, index: int) -> None:
+        self.choice = choice
+        self.index = index
+        self.id: str | None = None
+        self.name: str | None = None
+        self._fragments: list[str] = []
+        self.size = 0  # UTF-8 bytes buffered
+        self.snapshot = False  # cumulative-snapshot mode latched (C10, opt-in)
+        self.final = False
+        self.extras: Mapping[str, Any] | None = None
+
+    @property
+    def text(self) -> str:
+        """The argument text so far."""
+        if len(self._fragments) > 1:
+            text = "".join(self._fragments)
+            if not text.isascii() and _SURROGATE.search(text):
+                # Halves of a surrogate pair sent as escapes in separate chunks arrive as two
+                # lone surrogates; put each pair back together, as a UTF-16 reader would.
+                text = text.encode("utf-16-le", "surrogatepass").decode(
+                    "utf-16-le", "surrogatepass"
+                )
+            self._fragments[:] = [text]
+        return self._fragments[0] if self._fragments else ""
+
+    @property
+    def received_arguments(self) -> bool:
+        """True once any non-empty fragment arrived."""
+        return bool(self._fragments)
+
+
+class CallBook:
+    """Every call of one stream, and what each becomes."""
+
+    def __init__(
+        self,
+        tools: Sequence[Tool] | None,
+        limits: Limits,
+        findings: FindingLog,
+        *,
+        strict: bool,
+        snapshots: bool = False,
+        repair_json: bool = False,
+    ) -> None:
+        self._tools = None if tools is None else {tool.name: tool for tool in tools}
+        self._validators = (
+            None
+            if tools is None
+            else {tool.name: validator_for(tool.name, tool.parameters) for tool in tools}
+        )
+        self.limits = limits
+        self.findings = findings
+        self.strict = strict
+        self.snapshots = snapshots
+        self.repair_json = repair_json
+        self._slots: list[CallSlot] = []
+        self._per_choice: dict[int, int] = {}
+        self._ids: set[str] = set()
+        self.outbox: list[CallResult] = []
+
+    # -- opening and filling ------------------------------------------------------------------
+
+    def open(self, choice: int) -> CallSlot:
+        """A new call, at the next position of ``choice``."""
+        if len(self._slots) >= self.limits.max_calls:
+            raise StreamFailure(
+                Reason.TOO_LARGE, f"more than {self.limits.max_calls} calls in one stream"
+            )
+        index = self._per_choice.get(choice, 0)
+        self._per_choice[choice] = index + 1
+        slot = CallSlot(choice, index)
+        self._slots.append(slot)
+        return slot
+
+    def set_id(self, slot: CallSlot, call_id: str) -> None:
+        """Give ``slot`` its id (a dialect has already decided this is no conflict)."""
+        slot.id = call_id
+        self._ids.add(call_id)
+
+    def append(self, slot: CallSlot, fragment: str) -> None:
+        """Append an argument fragment verbatim (A2); past the size limit, reject (V5)."""
+        if slot.final or not fragment:
+            return
+        if self.snapshots and slot._fragments:
+            current = slot.text
+            if slot.snapshot or fragment.startswith(current):
+                if not fragment.startswith(current):
+                    self.reject(
+                        slot,
+                        Reason.MALFORMED_JSON,
+                        "cumulative snapshot does not extend the previous one",
+                    )
+                    return
+                if not slot.snapshot:
+                    slot.snapshot = True
+                    self.findings.record(
+                        "C10", "arguments sent as cumulative snapshots", slot.choice, slot.index
+                    )
+                slot._fragments[0] = fragment
+                slot.size = _utf8_len(fragment)
+                self._check_size(slot)
+                return
+        slot._fragments.append(fragment)
+        slot.size += _utf8_len(fragment)
+        self._check_size(slot)
+
+    def _check_size(self, slot: CallSlot) -> None:
+        limit = self.limits.max_argument_bytes
+        if slot.size > limit:
+            kept = slot.text.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
+            slot._fragments[:] = [kept]
+            self.reject(slot, Reason.TOO_LARGE, f"arguments passed {limit} bytes")
+
+    # -- becoming final -----------------------------------------------------------------------
+
+    def reject(self, slot: CallSlot, reason: Reason, detail: str) -> None:
+        """Make ``slot`` final as rejected (no-op if it already is final)."""
+        if slot.final:
+            return
+        slot.final = True
+        self.outbox.append(self._result(slot, Status.REJECTED, None, reason, detail))
+
+    def complete(self, slot: CallSlot) -> None:
+        """The dialect says the call is over: check it and make it final (V1–V4)."""
+        if slot.final:
+            return
+        if slot.name is None:
+            self.reject(slot, Reason.MISSING_NAME, "the call never received a name")
+            return
+        tool = None if self._tools is None else self._tools.get(slot.name)
+        if self._tools is not None and tool is None:
+            known = ", ".join(sorted(self._tools)) or "none"
+            self.reject(
+                slot, Reason.UNKNOWN_TOOL, f"{slot.name!r} is not an exposed tool ({known})"
+            )
+            return
+        synthetic = False
+        if slot.id is None:
+            if self.strict:
+                self.reject(slot, Reason.MISSING_ID, "the call never received an id")
+                return
+            self.set_id(slot, self._synthetic_id(slot))
+            synthetic = True
+            self.findings.record(
+                "C7", "call id missing: one was synthesised", slot.choice, slot.index
+            )
+        value = self._parse(slot, tool)
+        if value is _REJECTED:
+            return
+        if self._validators is not None:
+            validator = self._validators.get(slot.name)
+            if validator is not None:
+                problem = schema_problem(validator, value)
+                if problem is not None:
+                    self.reject(slot, Reason.SCHEMA_VIOLATION, problem)
+                    return
+        slot.final = True
+        self.outbox.append(self._result(slot, Status.READY, value, None, None, synthetic))
+
+    def _parse(self, slot: CallSlot, tool: Tool | None) -> Any:
+        if not slot.received_arguments:
+            if tool is not None and tool.takes_no_parameters:
+                self.findings.record(
+                    "C13",
+                    "no arguments for a parameterless tool: completed as {}",
+                    slot.choice,
+                    slot.index,
+                )
+                return {}
+            self.reject(slot, Reason.MALFORMED_JSON, "no arguments arrived")
+            return _REJECTED
+        text = slot.text
+        try:
+            value = parse_arguments(text)
+        except ArgumentsError as exc:
+            value = self._recover(slot, text)
+            if value is _REJECTED:
+                self.reject(slot, Reason.MALFORMED_JSON, f"arguments are not JSON: {exc}")
+                return _REJECTED
+        if not isinstance(value, dict):
+            self.reject(
+                slot,
+                Reason.MALFORMED_JSON,
+                f"arguments are a JSON {_json_type(value)}, not an object",
+            )
+            return _REJECTED
+        return value
+
+    def _recover(self, slot: CallSlot, text: str) -> Any:
+        """Recognise the repairable damage of C11 and C12; repair it only when asked to."""
+        repeated = repeated_unit(text)
+        if repeated is not None:
+            value, times = repeated
+            self.findings.record(
+                "C11",
+                f"arguments are one JSON value repeated {times} times",
+                slot.choice,
+                slot.index,
+            )
+            return value if self.repair_json else _REJECTED
+        if not self.repair_json:
+            return _REJECTED
+        closers = closing_brackets(text)
+        if closers is None:
+            return _REJECTED
+        try:
+            value = parse_arguments(text + closers)
+        except ArgumentsError:
+            return _REJECTED
+        self.findings.record(
+            "C12", f"arguments repaired by appending {closers!r}", slot.choice, slot.index
+        )
+        return value
+
+    def settle(
+        self, slots: Iterator[CallSlot] | Sequence[CallSlot], reason: Reason, detail: str
+    ) -> None:
+        """Reject every slot among ``slots`` that is not final yet."""
+        for slot in slots:
+            self.reject(slot, reason, detail)
+
+    def fail(self, reason: Reason, detail: str) -> None:
+        """The stream cannot be trusted any more: reject every call not yet final."""
+        self.settle(self._slots, reason, detail)
+
+    def deviation(
+        self, quirk: str, detail: str, slot: CallSlot | None, choice: int | None = None
+    ) -> None:
+        """Record a quirk; under the strict profile, reject the call if the table says so."""
+        where_choice = slot.choice if slot is not None else choice
+        self.findings.record(quirk, detail, where_choice, None if slot is None else slot.index)
+        row = QUIRKS[quirk]
+        if self.strict and row.strict == "reject" and slot is not None:
+            self.reject(slot, row.reason, f"{quirk}: {detail} (rejected by the strict profile)")
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def open_slots(self) -> list[CallSlot]:
+        """Calls not final yet, in order of first appearance."""
+        return [slot for slot in self._slots if not slot.final]
+
+    def drain(self) -> list[CallResult]:
+        """Results made final since the last drain, in (choice, index) order (E4)."""
+        if not self.outbox:
+            return []
+        out = sorted(self.outbox, key=lambda result: (result.choice, result.index))
+        self.outbox.clear()
+        return out
+
+    def _result(
+        self,
+        slot: CallSlot,
+        status: Status,
+        value: Any,
+        reason: Reason | None,
+        detail: str | None,
+        synthetic: bool = False,
+    ) -> CallResult:
+        return CallResult(
+            choice=slot.choice,
+            index=slot.index,
+            id=slot.id,
+            name=slot.name,
+            arguments_text=slot.text,
+            arguments=value,
+            status=status,
+            reason=reason,
+            detail=detail,
+            synthetic_id=synthetic,
+            extras=slot.extras,
+        )
+
+    def _synthetic_id(self, slot: CallSlot) -> str:
+        # Nine alphanumerics where the numbers allow, which Mistral also accepts back.
+        base = (
+            f"call{slot.choice:02d}{slot.index:03d}"
+            if slot.choice < 100 and slot.index < 1000
+            else f"call_{slot.choice}_{slot.index}"
+        )
+        candidate, n = base, 0
+        while candidate in self._ids:
+            n += 1
+            candidate = f"{base}x{n}"
+        return candidate
+
+
+_REJECTED: Any = object()
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return "number"
+
+
+def canonical_json(value: Any) -> str:
+    """A stable serialisation of a JSON value, for keys and comparisons."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

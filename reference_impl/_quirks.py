@@ -1,0 +1,98 @@
+"""The quirk table: every deviation from the strict profile the reference can detect.
+
+Ids and severities are those of research/wire_formats.md §7. ``strict`` says what the strict
+profile does when it meets the quirk: ``"reject"`` the calls it touches (reason
+``protocol_error``) or only ``"record"`` it as a finding. The lenient profile normalises every
+quirk and records it. Kept as data so the harness, the docs and the code read the same table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ._model import Finding, Reason
+
+__all__ = ["QUIRKS", "FindingLog", "Quirk"]
+
+
+@dataclass(frozen=True, slots=True)
+class Quirk:
+    """One row of the quirk table."""
+
+    id: str
+    title: str
+    severity: Literal["S1", "S2", "S3", "S4"]
+    strict: Literal["reject", "record"]
+    reason: Reason = Reason.PROTOCOL_ERROR
+    """The rejection reason when the strict profile rejects."""
+
+
+_ROWS = [
+    Quirk(
+        "T9", "stream ended inside an event (no blank line after the last event)", "S1", "record"
+    ),
+    Quirk("T10", "events separated by a single newline: joined data is not JSON", "S2", "record"),
+    Quirk("T11", "invalid UTF-8 replaced by U+FFFD", "S2", "record"),
+    Quirk("C1", "tool_calls[].index missing or not an integer", "S2", "reject"),
+    Quirk("C2", "index reused by a new call (new id with a name)", "S1", "reject"),
+    Quirk("C3", "id changed without a name: same call continued", "S1", "reject"),
+    Quirk("C4", "id or type repeated after the first delta", "S1", "record"),
+    Quirk("C5", "function name repeated after the first delta", "S1", "record"),
+    Quirk("C6", "call header without a name; name arrived later", "S2", "reject"),
+    Quirk("C7", "call id missing, empty or not a string", "S3", "reject", Reason.MISSING_ID),
+    Quirk(
+        "C10",
+        "cumulative argument snapshots instead of deltas (repaired on request)",
+        "S1",
+        "record",
+    ),
+    Quirk("C11", "arguments are the same JSON text repeated", "S1", "record"),
+    Quirk("C12", "arguments lost their closing brackets (repaired on request)", "S1", "record"),
+    Quirk("C13", "parameterless call sent no arguments: completed as {}", "S2", "record"),
+    Quirk("C14", "tool-call indices start above 0 or have gaps", "S2", "reject"),
+    Quirk("C16", "finish_reason stop with tool calls", "S3", "record"),
+    Quirk("C20", "chunks after finish_reason or after [DONE]", "S2", "record"),
+    Quirk("C21", "chunk with empty choices and no usage, or blank chunk metadata", "S2", "record"),
+    Quirk("C22", "choice without a delta", "S2", "record"),
+    Quirk("C23", "usage outside the final usage chunk", "S3", "record"),
+    Quirk("C24", "stream ended without [DONE] after every choice finished", "S3", "record"),
+    Quirk("C27", "legacy delta.function_call", "S2", "record"),
+    Quirk("C28", "provider extras on a tool call (extra_content kept)", "S3", "record"),
+    Quirk("C29", "role repeated after the first delta, or empty role", "S4", "record"),
+    Quirk("C30", "chunk id or created changed between chunks", "S4", "record"),
+    Quirk("C31", "tool-call markup inside message content", "S3", "record"),
+    Quirk("C32", "arguments sent as a JSON value instead of a string", "S4", "reject"),
+    Quirk("C33", "finish_reason outside the OpenAI set", "S1", "record"),
+]
+
+QUIRKS: dict[str, Quirk] = {row.id: row for row in _ROWS}
+
+
+class FindingLog:
+    """Records findings, one entry per (quirk, choice, call) with a count, so memory stays
+    bounded when a provider repeats the same deviation on every chunk."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, int | None, int | None], list[Any]] = {}
+
+    def record(
+        self, quirk: str, detail: str, choice: int | None = None, index: int | None = None
+    ) -> None:
+        """Note one occurrence of ``quirk``; the first occurrence's detail is kept."""
+        key = (quirk, choice, index)
+        entry = self._entries.get(key)
+        if entry is None:
+            self._entries[key] = [detail, 1]
+        else:
+            entry[1] += 1
+
+    def __contains__(self, quirk: object) -> bool:
+        return any(key[0] == quirk for key in self._entries)
+
+    def snapshot(self) -> tuple[Finding, ...]:
+        """Every finding so far, in the order first seen."""
+        return tuple(
+            Finding(quirk, detail, QUIRKS[quirk].severity, choice, index, count)
+            for (quirk, choice, index), (detail, count) in self._entries.items()
+        )
