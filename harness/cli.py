@@ -126,7 +126,9 @@ def _print_text(run: AssembleRun, out: TextIO) -> None:
         when = "at close" if release.after_byte is None else f"after byte {release.after_byte}"
         head = f"choice {result.choice} call {result.index}: {result.name} (id {result.id})"
         if result.ready:
-            out.write(f"{head} READY {when}\n  {json.dumps(result.arguments, ensure_ascii=False)}\n")
+            out.write(
+                f"{head} READY {when}\n  {json.dumps(result.arguments, ensure_ascii=False)}\n"
+            )
         else:
             out.write(f"{head} REJECTED {result.reason} {when}\n  {result.detail}\n")
             out.write(f"  raw: {_clip(result.arguments_text)}\n")

@@ -54,7 +54,7 @@ def parse_tools(data: Any, source: str = "tools") -> list[Tool]:
             raise UsageError(f"{where}: tool {name!r} is defined twice")
         seen.add(name)
         parameters = spec.get("parameters")
-        if parameters is not None and not isinstance(parameters, dict | bool):
+        if parameters is not None and not isinstance(parameters, dict):
             raise UsageError(f"{where}: 'parameters' must be a JSON Schema object")
         try:
             validator_for(name, parameters)

@@ -126,14 +126,18 @@ class SSEDecoder:
                 lines[0] = "".join(self._partial)
                 self._partial.clear()
                 self._partial_len = 0
+            limit = self.max_line_length
             for line in lines:
-                if len(line) > self.max_line_length:
-                    self._line_too_long(len(line))
                 if not line:
                     if self._data:
                         events.append(self._dispatch())
                     else:
                         self._event = ""
+                    continue
+                if len(line) > limit:
+                    self._line_too_long(len(line))
+                if line[:6] == "data: ":  # the common case, kept off the general path
+                    self._append_data(line[6:])
                 else:
                     self._field(line)
         if last:
@@ -151,12 +155,7 @@ class SSEDecoder:
         if colon and value[:1] == " ":
             value = value[1:]
         if name == "data":
-            self._data.append(value)
-            self._data_len += len(value) + 1
-            if self._data_len > self.max_event_size:
-                raise SSELimitError(
-                    f"SSE event data passed {self.max_event_size} characters", self.bytes_seen
-                )
+            self._append_data(value)
         elif name == "event":
             self._event = value
         elif name == "id":
@@ -165,6 +164,14 @@ class SSEDecoder:
         elif name == "retry":
             if value.isascii() and value.isdigit():
                 self.retry = int(value)
+
+    def _append_data(self, value: str) -> None:
+        self._data.append(value)
+        self._data_len += len(value) + 1
+        if self._data_len > self.max_event_size:
+            raise SSELimitError(
+                f"SSE event data passed {self.max_event_size} characters", self.bytes_seen
+            )
 
     def _dispatch(self) -> ServerSentEvent:
         data = self._data[0] if len(self._data) == 1 else "\n".join(self._data)

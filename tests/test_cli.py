@@ -68,13 +68,17 @@ def test_strict_profile_rejects_what_lenient_accepts(capsys: pytest.CaptureFixtu
     """Gemini's index-less, id-less call is ready when lenient and rejected when strict."""
     gemini = str(RECORDINGS / "gemini-compat-no-index.sse")
     lenient, lenient_lines, _ = run(capsys, "assemble", gemini, "--tools", TOOLS)
-    strict, strict_lines, _ = run(capsys, "assemble", gemini, "--tools", TOOLS, "--profile", "strict")
+    strict, strict_lines, _ = run(
+        capsys, "assemble", gemini, "--tools", TOOLS, "--profile", "strict"
+    )
     assert (lenient, strict) == (0, 1)
     assert json.loads(lenient_lines[0])["synthetic_id"] is True
     assert json.loads(strict_lines[0])["reason"] == "protocol_error"
 
 
-def test_report_file_holds_the_same_lines(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_report_file_holds_the_same_lines(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """--report writes exactly what was printed, creating the folder."""
     report = tmp_path / "nested" / "run.jsonl"
     _, lines, _ = run(capsys, "assemble", PARALLEL, "--report", str(report))
@@ -86,12 +90,16 @@ def test_text_format_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
     openrouter = str(RECORDINGS / "openrouter-comments-usage-after-finish.sse")
     code, lines, _ = run(capsys, "assemble", openrouter, "--tools", TOOLS, "--format", "text")
     assert code == 0
-    assert lines[0].startswith("choice 0 call 0: get_current_time (id call_Qm2pX8vKc3LbT9nHd4Rf) READY")
+    assert lines[0].startswith(
+        "choice 0 call 0: get_current_time (id call_Qm2pX8vKc3LbT9nHd4Rf) READY"
+    )
     assert "1 call(s): 1 ready, 0 rejected (lenient profile" in lines[2]
     assert any(line.startswith("finding [S2] C20 (choice 0):") for line in lines)
 
 
-def test_reads_standard_input(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_reads_standard_input(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """FILE '-' reads the stream from standard input."""
     stdin = io.TextIOWrapper(io.BytesIO(Path(PARALLEL).read_bytes()))
     monkeypatch.setattr(sys, "stdin", stdin)
@@ -100,7 +108,9 @@ def test_reads_standard_input(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Ca
     assert len(lines) == 3
 
 
-def test_missing_stream_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_missing_stream_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """A file that is not there gives exit 2 and names it."""
     missing = tmp_path / "nope.sse"
     code, lines, err = run(capsys, "assemble", str(missing))
@@ -120,7 +130,9 @@ def test_malformed_tools_file_names_line_and_column(
     assert f"{tools}:3:" in err
 
 
-def test_invalid_tool_schema_names_the_tool(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_invalid_tool_schema_names_the_tool(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """A tool whose parameters are not a JSON Schema is named, with its position."""
     tools = tmp_path / "tools.json"
     tools.write_text(

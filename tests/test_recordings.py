@@ -40,7 +40,14 @@ EXPECTED: dict[str, tuple[list[tuple[Any, ...]], set[str]]] = {
     ),
     "mistral-whole-arguments": (
         [
-            (0, "yBvJuId6u", "search", Status.READY, None, {"query": "Detroit Tigers game time today"}),
+            (
+                0,
+                "yBvJuId6u",
+                "search",
+                Status.READY,
+                None,
+                {"query": "Detroit Tigers game time today"},
+            ),
             (1, "ihQrVBDfy", "weather", Status.READY, None, {"city": "Detroit"}),
         ],
         {"C23"},

@@ -78,7 +78,7 @@ class OpenAIChat:
         if self._ended is not None:
             self._book.deviation("C20", f"event {self._events} after {self._ended}", None)
             return
-        if data == "[DONE]" or data.strip() == "[DONE]":
+        if data[:1] != "{" and data.strip() == "[DONE]":
             self._done()
             return
         try:
@@ -191,7 +191,7 @@ class OpenAIChat:
             raise StreamFailure(
                 Reason.PROTOCOL_ERROR, f"event {self._events}: delta is not an object"
             )
-        finish = raw.get("finish_reason")
+        finish = raw.get("finish_reason") or None  # "" is sent by some servers for "not yet"
         if choice.finish is not None:
             self._after_finish(choice, delta, finish)
             return
