@@ -81,7 +81,14 @@ class Assembler:
         receive = self._wire.receive
 
         def run() -> None:
-            for event in self._sse.feed(data):
+            try:
+                events = self._sse.feed(data)
+            except SSELimitError as exc:
+                # Events completed before the limit was passed are real: handle them first.
+                for event in exc.events:
+                    receive(event.event, event.data)
+                raise
+            for event in events:
                 receive(event.event, event.data)
 
         return self._guard(run)
@@ -105,7 +112,7 @@ class Assembler:
         if self._sse.close():
             self._findings.record("T9", "the stream ended inside an event, which was discarded")
         if self._sse.invalid_utf8:
-            self._findings.record("T11", f"invalid UTF-8 in {self._sse.invalid_utf8} piece(s)")
+            self._findings.record("T11", "invalid UTF-8 replaced by U+FFFD")
         return self._guard(self._wire.end)
 
     def cancel(self) -> list[CallResult]:

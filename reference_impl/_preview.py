@@ -19,14 +19,14 @@ def parse_partial(text: str) -> Any:
     """The JSON value ``text`` is on its way to becoming, as far as it can be told; else None."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     completion = _complete(text)
     if completion is None:
         return None
     try:
         return json.loads(completion)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

@@ -29,6 +29,7 @@ class Quirk:
 
 
 _ROWS = [
+    Quirk("T6", "event with empty data (not parsed as a chunk)", "S2", "record"),
     Quirk(
         "T9", "stream ended inside an event (no blank line after the last event)", "S1", "record"
     ),

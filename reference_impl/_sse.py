@@ -40,11 +40,13 @@ class ServerSentEvent:
 
 
 class SSELimitError(ValueError):
-    """A line or an event grew past its limit. ``offset`` is the stream byte where it was seen."""
+    """A line or an event grew past its limit. ``offset`` is the stream byte where it was seen;
+    ``events`` are the events the same ``feed()`` completed before, which are not lost."""
 
     def __init__(self, message: str, offset: int) -> None:
         super().__init__(message)
         self.offset = offset
+        self.events: list[ServerSentEvent] = []
 
 
 class SSEDecoder:
@@ -126,26 +128,35 @@ class SSEDecoder:
                 lines[0] = "".join(self._partial)
                 self._partial.clear()
                 self._partial_len = 0
-            limit = self.max_line_length
-            for line in lines:
-                if not line:
-                    if self._data:
-                        events.append(self._dispatch())
-                    else:
-                        self._event = ""
-                    continue
-                if len(line) > limit:
-                    self._line_too_long(len(line))
-                if line[:6] == "data: ":  # the common case, kept off the general path
-                    self._append_data(line[6:])
-                else:
-                    self._field(line)
+            try:
+                self._lines(lines, events)
+            except SSELimitError as exc:
+                exc.events = events
+                raise
         if last:
             self._partial.append(last)
             self._partial_len += len(last)
             if self._partial_len > self.max_line_length:
-                self._line_too_long(self._partial_len)
+                error = self._line_too_long(self._partial_len)
+                error.events = events
+                raise error
         return events
+
+    def _lines(self, lines: list[str], events: list[ServerSentEvent]) -> None:
+        limit = self.max_line_length
+        for line in lines:
+            if not line:
+                if self._data:
+                    events.append(self._dispatch())
+                else:
+                    self._event = ""
+                continue
+            if len(line) > limit:
+                raise self._line_too_long(len(line))
+            if line[:6] == "data: ":  # the common case, kept off the general path
+                self._append_data(line[6:])
+            else:
+                self._field(line)
 
     def _field(self, line: str) -> None:
         if line[0] == ":":
@@ -166,8 +177,9 @@ class SSEDecoder:
                 self.retry = int(value)
 
     def _append_data(self, value: str) -> None:
+        # The size of the data as dispatched: the lines joined with LF.
+        self._data_len += len(value) + 1 if self._data else len(value)
         self._data.append(value)
-        self._data_len += len(value) + 1
         if self._data_len > self.max_event_size:
             raise SSELimitError(
                 f"SSE event data passed {self.max_event_size} characters", self.bytes_seen
@@ -181,7 +193,7 @@ class SSEDecoder:
         self._event = ""
         return event
 
-    def _line_too_long(self, length: int) -> None:
-        raise SSELimitError(
+    def _line_too_long(self, length: int) -> SSELimitError:
+        return SSELimitError(
             f"SSE line passed {self.max_line_length} characters ({length} so far)", self.bytes_seen
         )

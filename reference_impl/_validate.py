@@ -21,11 +21,17 @@ __all__ = [
     "validator_for",
 ]
 
-_strict_json = json.JSONDecoder(parse_constant=lambda name: _no_constant(name))
+class _ConstantError(ValueError):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
 
 
 def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise _ConstantError(name)
+
+
+_strict_json = json.JSONDecoder(parse_constant=_no_constant)
 
 
 class ArgumentsError(ValueError):
@@ -38,8 +44,11 @@ def parse_arguments(text: str) -> Any:
         value, end = _strict_json.raw_decode(text, _skip_ws(text, 0))
     except json.JSONDecodeError as exc:
         raise ArgumentsError(f"{exc.msg} at character {exc.pos}{_near(text, exc.pos)}") from None
-    except ValueError as exc:
-        raise ArgumentsError(str(exc)) from None
+    except _ConstantError as exc:
+        at = _outside_strings(text, exc.name)
+        raise ArgumentsError(f"{exc.name} is not JSON at character {at}{_near(text, at)}") from None
+    except RecursionError:
+        raise ArgumentsError("nested too deeply to parse") from None
     end = _skip_ws(text, end)
     if end != len(text):
         raise ArgumentsError(
@@ -52,7 +61,7 @@ def repeated_unit(text: str) -> tuple[Any, int] | None:
     """If ``text`` is one JSON value written k ≥ 2 times back to back, return (value, k)."""
     try:
         value, end = _strict_json.raw_decode(text, _skip_ws(text, 0))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     unit = text[:end]
     if end == 0 or len(text) % end:
@@ -113,11 +122,32 @@ def validator_for(name: str, schema: Mapping[str, Any] | None) -> Draft202012Val
 
 def schema_problem(validator: Draft202012Validator, value: Any) -> str | None:
     """None if ``value`` is valid, else the most relevant violation with its JSON path."""
-    error = best_match(validator.iter_errors(value))
+    try:
+        error = best_match(validator.iter_errors(value))
+    except RecursionError:
+        return "at $: nested too deeply to validate"
     if error is None:
         return None
     path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
     return "at $" + path + f": {error.message}"
+
+
+def _outside_strings(text: str, token: str) -> int:
+    """Where ``token`` first occurs in ``text`` outside a JSON string (-1 if nowhere)."""
+    in_string = escaped = False
+    for i, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif text.startswith(token, i):
+            return i
+    return -1
 
 
 def _skip_ws(text: str, pos: int) -> int:

@@ -78,11 +78,18 @@ class OpenAIChat:
         if self._ended is not None:
             self._book.deviation("C20", f"event {self._events} after {self._ended}", None)
             return
+        if not data:
+            self._book.deviation("T6", f"event {self._events} has empty data (ignored)", None)
+            return
         if data[:1] != "{" and data.strip() == "[DONE]":
             self._done()
             return
         try:
             payload = json.loads(data)
+        except RecursionError:
+            raise StreamFailure(
+                Reason.PROTOCOL_ERROR, f"event {self._events}: JSON nested too deeply to parse"
+            ) from None
         except ValueError as exc:
             if event == "error":
                 self._stream_error(data)
@@ -255,14 +262,16 @@ class OpenAIChat:
             raise StreamFailure(
                 Reason.PROTOCOL_ERROR, f"event {self._events}: function.name is not a string"
             )
-        call = self._route(choice, entry.get("index"), call_id, name)
+        call, quirks = self._route(choice, entry.get("index"), call_id, name)
         if call is None:
             return
         if entry.get("type") is not None:
             if call.saw_type:
-                self._book.deviation("C4", "id or type repeated after the call's first delta", call.slot)
+                quirks.append(("C4", "id or type repeated after the call's first delta"))
             call.saw_type = True
         self._apply(call, call_id, name, function.get("arguments"))
+        for quirk, detail in quirks:
+            self._book.deviation(quirk, detail, call.slot)
         extra = entry.get("extra_content")
         if extra is not None:
             call.slot.extras = {"extra_content": extra}
@@ -298,11 +307,14 @@ class OpenAIChat:
 
     def _route(
         self, choice: _Choice, index: Any, call_id: str | None, name: str | None
-    ) -> _Call | None:
+    ) -> tuple[_Call | None, list[tuple[str, str]]]:
+        """The call a tool-call entry belongs to, and the quirks seen in finding it. The quirks
+        are applied once the entry's identity is set, so a rejection still names the call."""
+        quirks: list[tuple[str, str]] = []
         if isinstance(index, bool) or not isinstance(index, int):
-            if isinstance(index, str) and index.isdigit():
+            if isinstance(index, str) and index.isascii() and index.isdigit():
                 index = int(index)
-                self._book.deviation("C1", "tool-call index sent as a string", None, choice.number)
+                quirks.append(("C1", "tool-call index sent as a string"))
             elif index is None:
                 return self._route_without_index(choice, call_id, name)
             else:
@@ -312,33 +324,25 @@ class OpenAIChat:
                 )
         call = choice.by_wire.get(index)
         if call is None:
-            gap = index != len(choice.by_wire)
+            expected = len(choice.by_wire)
             call = self._open(choice)
             choice.by_wire[index] = call
-            if gap:
-                self._book.deviation(
-                    "C14",
-                    f"tool-call index {index} where {len(choice.by_wire) - 1} was next",
-                    call.slot,
-                )
-            return call
+            if index != expected:
+                quirks.append(("C14", f"tool-call index {index} where {expected} was next"))
+            return call, quirks
         slot = call.slot
         if call_id is not None and slot.id is not None and call_id != slot.id:
             if name is not None:
-                fresh = self._open(choice)
-                choice.by_wire[index] = fresh
-                self._book.deviation(
-                    "C2", f"index {index} reused by a new call {call_id!r}", fresh.slot
-                )
-                return fresh
-            self._book.deviation(
-                "C3", f"id changed from {slot.id!r} to {call_id!r} without a name", slot
-            )
-        return call
+                call = self._open(choice)
+                choice.by_wire[index] = call
+                quirks.append(("C2", f"index {index} reused by a new call {call_id!r}"))
+            else:
+                quirks.append(("C3", f"id changed from {slot.id!r} to {call_id!r} without a name"))
+        return call, quirks
 
     def _route_without_index(
         self, choice: _Choice, call_id: str | None, name: str | None
-    ) -> _Call | None:
+    ) -> tuple[_Call | None, list[tuple[str, str]]]:
         call = choice.by_id.get(call_id) if call_id is not None else None
         if call is None:
             if call_id is not None or name is not None or not choice.calls:
@@ -352,9 +356,8 @@ class OpenAIChat:
                 )
                 self._book.findings.record("C1", detail, choice.number)
                 self._book.settle((c.slot for c in choice.calls), Reason.PROTOCOL_ERROR, detail)
-                return None
-        self._book.deviation("C1", "tool-call index missing", call.slot)
-        return call
+                return None, []
+        return call, [("C1", "tool-call index missing")]
 
     def _open(self, choice: _Choice) -> _Call:
         call = _Call(self._book.open(choice.number))
@@ -390,7 +393,12 @@ class OpenAIChat:
             return
         if not isinstance(arguments, str):
             self._book.deviation("C32", "arguments sent as a JSON value, not a string", slot)
-            arguments = json.dumps(arguments, ensure_ascii=False)
+            try:
+                arguments = json.dumps(arguments, ensure_ascii=False)
+            except (TypeError, ValueError, RecursionError) as exc:
+                raise StreamFailure(
+                    Reason.PROTOCOL_ERROR, f"event {self._events}: arguments are not JSON ({exc})"
+                ) from None
         self._book.append(slot, arguments)
 
     # -- endings ------------------------------------------------------------------------------
@@ -453,5 +461,11 @@ def _describe_error(payload: Any) -> str:
 
 
 def _clip(value: Any, limit: int = 120) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+        except (ValueError, RecursionError):
+            text = f"<{type(value).__name__}>"
     return repr(text if len(text) <= limit else text[:limit] + "…")
