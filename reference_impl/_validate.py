@@ -21,6 +21,7 @@ __all__ = [
     "validator_for",
 ]
 
+
 class _ConstantError(ValueError):
     def __init__(self, name: str) -> None:
         super().__init__(name)

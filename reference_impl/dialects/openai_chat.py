@@ -391,15 +391,17 @@ class OpenAIChat:
                 )
         if arguments is None or arguments == "":
             return
-        if not isinstance(arguments, str):
-            self._book.deviation("C32", "arguments sent as a JSON value, not a string", slot)
-            try:
-                arguments = json.dumps(arguments, ensure_ascii=False)
-            except (TypeError, ValueError, RecursionError) as exc:
-                raise StreamFailure(
-                    Reason.PROTOCOL_ERROR, f"event {self._events}: arguments are not JSON ({exc})"
-                ) from None
-        self._book.append(slot, arguments)
+        if isinstance(arguments, str):
+            self._book.append(slot, arguments)
+            return
+        try:
+            text = json.dumps(arguments, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise StreamFailure(
+                Reason.PROTOCOL_ERROR, f"event {self._events}: arguments are not JSON ({exc})"
+            ) from None
+        self._book.append(slot, text)  # kept even when the strict profile rejects the call
+        self._book.deviation("C32", "arguments sent as a JSON value, not a string", slot)
 
     # -- endings ------------------------------------------------------------------------------
 
