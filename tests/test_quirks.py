@@ -1341,3 +1341,39 @@ def test_c32_strict_rejects_arguments_that_are_not_a_string() -> None:
     assert (results[0].id, results[0].name) == ("call_1", "get_weather")
     assert results[0].arguments_text == '{"city": "Paris"}'
     assert found == {"C32"}
+
+
+def test_c1_a_header_without_index_is_continued_by_indexed_fragments() -> None:
+    """A call whose first delta had an id but no index, continued by fragments that carry
+    ``index: 0`` and no id, stays one call (lenient), recorded as C1."""
+    payloads = [
+        chunk({"id": "call_1", "type": "function", "function": {"name": "get_weather"}}),
+        chunk(args(0, '{"city": ')),
+        chunk(args(0, '"Paris"}')),
+        chunk(finish="tool_calls"),
+    ]
+    results, found = assemble_every_way(sse(*payloads))
+    assert [(r.index, r.id, r.name, r.status, r.arguments) for r in results] == [
+        (0, "call_1", "get_weather", Status.READY, {"city": "Paris"})
+    ]
+    assert quirks(found) == {"C1"}
+
+
+def test_c1_an_indexed_fragment_never_joins_a_call_when_two_lack_an_index() -> None:
+    """With two index-less calls open, a fragment naming a new index cannot be placed on
+    either: it starts a call of its own, which fails for want of a name, and the two complete
+    calls stay as they were."""
+    payloads = [
+        chunk(
+            {"id": "call_a", "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}},
+            {"id": "call_b", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}},
+        ),
+        chunk(args(0, "}")),
+        chunk(finish="tool_calls"),
+    ]
+    results, _ = assemble_every_way(sse(*payloads))
+    assert [(r.index, r.status, r.reason) for r in results] == [
+        (0, Status.READY, None),
+        (1, Status.READY, None),
+        (2, Status.REJECTED, Reason.MISSING_NAME),
+    ]

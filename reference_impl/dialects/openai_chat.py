@@ -36,12 +36,13 @@ _MARKUP = ("<tool_call>", "[TOOL_CALLS]", "<|tool_call")
 class _Call:
     """The dialect's view of one call: the slot plus what was seen on the wire."""
 
-    __slots__ = ("deltas", "saw_type", "slot")
+    __slots__ = ("deltas", "saw_type", "slot", "wire")
 
     def __init__(self, slot: CallSlot) -> None:
         self.slot = slot
         self.deltas = 0
         self.saw_type = False
+        self.wire: int | None = None  # the tool-call index the provider uses for it
 
 
 class _Choice:
@@ -325,7 +326,15 @@ class OpenAIChat:
         call = choice.by_wire.get(index)
         if call is None:
             expected = len(choice.by_wire)
-            call = self._open(choice)
+            unplaced = [c for c in choice.calls if c.wire is None and c is not choice.legacy]
+            if call_id is None and name is None and len(unplaced) == 1:
+                # A bare fragment naming an index, after the call's header came without one:
+                # the single call that has no index yet is the only one it can continue.
+                call = unplaced[0]
+                quirks.append(("C1", "tool-call index missing on the call's first delta"))
+            else:
+                call = self._open(choice)
+            call.wire = index
             choice.by_wire[index] = call
             if index != expected:
                 quirks.append(("C14", f"tool-call index {index} where {expected} was next"))
@@ -334,6 +343,7 @@ class OpenAIChat:
         if call_id is not None and slot.id is not None and call_id != slot.id:
             if name is not None:
                 call = self._open(choice)
+                call.wire = index
                 choice.by_wire[index] = call
                 quirks.append(("C2", f"index {index} reused by a new call {call_id!r}"))
             else:
