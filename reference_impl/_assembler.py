@@ -23,6 +23,7 @@ from .dialects import DIALECTS
 __all__ = ["PROFILES", "Assembler"]
 
 PROFILES = ("strict", "lenient")
+_SLICE = 1 << 16
 
 
 class Assembler:
@@ -81,15 +82,18 @@ class Assembler:
         receive = self._wire.receive
 
         def run() -> None:
-            try:
-                events = self._sse.feed(data)
-            except SSELimitError as exc:
-                # Events completed before the limit was passed are real: handle them first.
-                for event in exc.events:
+            # A large body is decoded a slice at a time, so it is never held as one string.
+            view = memoryview(data)
+            for start in range(0, len(view), _SLICE):
+                try:
+                    events = self._sse.feed(view[start : start + _SLICE])
+                except SSELimitError as exc:
+                    # Events completed before the limit was passed are real: handle them first.
+                    for event in exc.events:
+                        receive(event.event, event.data)
+                    raise
+                for event in events:
                     receive(event.event, event.data)
-                raise
-            for event in events:
-                receive(event.event, event.data)
 
         return self._guard(run)
 

@@ -47,6 +47,7 @@ class CallSlot:
 
     __slots__ = (
         "_fragments",
+        "_packed",
         "choice",
         "extras",
         "final",
@@ -63,10 +64,26 @@ class CallSlot:
         self.id: str | None = None
         self.name: str | None = None
         self._fragments: list[str] = []
+        self._packed = 0  # leading entries of _fragments that are already joined batches
         self.size = 0  # UTF-8 bytes buffered
         self.snapshot = False  # cumulative-snapshot mode latched (C10, opt-in)
         self.final = False
         self.extras: Mapping[str, Any] | None = None
+
+    def add(self, fragment: str) -> None:
+        """Buffer a fragment. Every ``_PACK`` small fragments are joined into one string (never
+        the whole buffer again), so a call made of a million tokens holds a few thousand
+        strings, not a million, and the work stays linear."""
+        fragments = self._fragments
+        fragments.append(fragment)
+        if len(fragments) - self._packed >= _PACK:
+            fragments[self._packed :] = ["".join(fragments[self._packed :])]
+            self._packed += 1
+
+    def clear(self) -> None:
+        """Forget the text (a cumulative snapshot replaces it)."""
+        self._fragments.clear()
+        self._packed = 0
 
     @property
     def text(self) -> str:
@@ -80,6 +97,7 @@ class CallSlot:
                     "utf-16-le", "surrogatepass"
                 )
             self._fragments[:] = [text]
+            self._packed = 1
         return self._fragments[0] if self._fragments else ""
 
     @property
@@ -140,7 +158,7 @@ class CallBook:
         """Append an argument fragment verbatim (A2); past the size limit, reject (V5)."""
         if slot.final or not fragment:
             return
-        if self.snapshots and slot._fragments:
+        if self.snapshots and slot.received_arguments:
             current = slot.text
             if slot.snapshot or fragment.startswith(current):
                 if not fragment.startswith(current):
@@ -155,20 +173,20 @@ class CallBook:
                     self.findings.record(
                         "C10", "arguments sent as cumulative snapshots", slot.choice, slot.index
                     )
-                slot._fragments[0] = fragment
-                slot.size = _utf8_len(fragment)
-                self._check_size(slot)
-                return
-        slot._fragments.append(fragment)
-        slot.size += _utf8_len(fragment)
-        self._check_size(slot)
-
-    def _check_size(self, slot: CallSlot) -> None:
-        limit = self.limits.max_argument_bytes
-        if slot.size > limit:
-            kept = slot.text.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
-            slot._fragments[:] = [kept]
-            self.reject(slot, Reason.TOO_LARGE, f"arguments passed {limit} bytes")
+                slot.clear()
+                slot.size = 0
+        size = _utf8_len(fragment)
+        room = self.limits.max_argument_bytes - slot.size
+        if size > room:
+            # Keep what fits, cut at a character boundary, and stop buffering.
+            slot.add(fragment.encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore"))
+            slot.size = self.limits.max_argument_bytes
+            self.reject(
+                slot, Reason.TOO_LARGE, f"arguments passed {self.limits.max_argument_bytes} bytes"
+            )
+            return
+        slot.add(fragment)
+        slot.size += size
 
     # -- becoming final -----------------------------------------------------------------------
 
@@ -344,6 +362,7 @@ class CallBook:
 
 
 _REJECTED: Any = object()
+_PACK = 256
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
