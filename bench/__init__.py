@@ -1,0 +1,1 @@
+"""callstream benchmarks (not tests): run ``python -m bench.bench_assembler``."""
