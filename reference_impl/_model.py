@@ -86,13 +86,21 @@ class Limits:
     """UTF-8 bytes of argument text per call; past it the call is rejected ``too_large``."""
     max_calls: int = 128
     """Calls per stream, all choices together; past it the stream is rejected ``too_large``."""
+    max_choices: int = 128
+    """Choices (``n``) per stream; past it the stream is rejected ``too_large``."""
     max_line_length: int = 8 << 20
     """Characters in one SSE line; past it the stream is rejected ``too_large``."""
     max_event_size: int = 8 << 20
     """Characters of data in one SSE event; past it the stream is rejected ``too_large``."""
 
     def __post_init__(self) -> None:
-        for name in ("max_argument_bytes", "max_calls", "max_line_length", "max_event_size"):
+        for name in (
+            "max_argument_bytes",
+            "max_calls",
+            "max_choices",
+            "max_line_length",
+            "max_event_size",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"Limits.{name} must be a positive integer, not {value!r}")

@@ -561,3 +561,14 @@ def test_a_schema_violation_records_no_wire_quirk() -> None:
     stream records no quirk."""
     _, findings = assemble_events([*simple_call(arguments='{"city": 5}'), DONE])
     assert quirks(findings) == set()
+
+
+def test_more_choices_than_the_limit_fail_the_stream() -> None:
+    """A stream that keeps opening new choices is stopped at ``max_choices`` (V5): every open
+    call is rejected ``too_large`` and nothing more is buffered."""
+    payloads = [chunk(header(0, f"call_{n}", "get_weather"), choice=n) for n in range(4)]
+    results, _ = assemble_events(payloads, limits=Limits(max_choices=3))
+    assert [(r.choice, r.status, r.reason) for r in results] == [
+        (n, Status.REJECTED, Reason.TOO_LARGE) for n in range(3)
+    ]
+    assert results[0].detail == "more than 3 choices in one stream"

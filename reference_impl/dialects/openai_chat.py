@@ -1,15 +1,17 @@
 """The OpenAI Chat Completions dialect (``chat.completion.chunk``), strict and lenient.
 
-Routing (A5–A7). A call is named by (choice index, tool-call index). Each choice keeps a map
-from wire index to call, and an id map for providers that send no index. Identity fields are
-set, never concatenated (A3); absent, null or empty fields change nothing (A4). The lenient
-profile also follows the id-aware rules of research/wire_formats.md §8 P-B: a new id *with* a
-name at an occupied index is a new call (C2), a new id *without* a name continues the call (C3),
-a missing index is inferred only when that is unambiguous (C1), and wire indices are compacted
-to order of first appearance (C14). Every such deviation is recorded; the strict profile
-rejects the calls it touches where the quirk table says so.
+Routing (rules A5–A7 of REQUIREMENTS.md). A call is named by (choice index, tool-call index).
+Each choice keeps a map from wire index to call, and an id map for providers that send no index.
+Identity fields are set, never concatenated (A3); absent, null or empty fields change nothing
+(A4). The lenient profile also follows the id-aware rules of research/wire_formats.md §8 P-B:
+a new id *with* a name at an occupied index is a new call (quirk C2), a new id *without* a name
+continues the call (quirk C3), a missing index is inferred only when that is unambiguous (quirk
+C1), and wire indices are compacted to order of first appearance (quirk C14). Every such
+deviation is recorded; the strict profile rejects the calls it touches where the quirk table
+says so.
 
-Completion (C1–C3). Within a chunk, deltas are applied before the finish reason (C19). The first
+Completion (rules C1–C3). Within a chunk, deltas are applied before the finish reason (quirk
+C19). The first
 non-null finish reason of a choice decides its calls, per the table in REQUIREMENTS.md:
 ``tool_calls``/``stop``/``function_call`` complete them; ``length`` truncates; ``content_filter``
 filters; anything else is a provider finish (``error`` a stream error). ``[DONE]`` ends the
@@ -30,7 +32,6 @@ __all__ = ["OpenAIChat"]
 
 _DECODER = json.JSONDecoder()
 _COMPLETING = frozenset({"tool_calls", "stop", "function_call"})
-_KNOWN_FINISH = frozenset({"tool_calls", "stop", "function_call", "length", "content_filter"})
 _MARKUP = ("<tool_call>", "[TOOL_CALLS]", "<|tool_call")
 
 
@@ -66,7 +67,7 @@ class OpenAIChat:
     def __init__(self, book: CallBook) -> None:
         self._book = book
         self._choices: dict[int, _Choice] = {}
-        self._ended: str | None = None  # why the stream is over: "[DONE]" or "an error"
+        self._done = False  # [DONE] was seen: the stream is over
         self._chunk_id: Any = None
         self._created: Any = None
         self._events = 0
@@ -77,14 +78,14 @@ class OpenAIChat:
     def receive(self, event: str, data: str) -> None:
         """One dispatched SSE event."""
         self._events += 1
-        if self._ended is not None:
-            self._book.deviation("C20", f"event {self._events} after {self._ended}", None)
+        if self._done:
+            self._book.deviation("C20", f"event {self._events} after [DONE] (ignored)", None)
             return
         if not data:
             self._book.deviation("T6", f"event {self._events} has empty data (ignored)", None)
             return
         if data[:1] != "{" and data.strip() == "[DONE]":
-            self._done()
+            self._sentinel()
             return
         try:
             payload = _DECODER.decode(data)
@@ -97,8 +98,8 @@ class OpenAIChat:
                 self._stream_error(data)
                 return
             if "\n" in data:
-                self._book.findings.record(
-                    "T10", f"event {self._events}: several JSON documents in one event"
+                self._book.deviation(
+                    "T10", f"event {self._events}: several JSON documents in one event", None
                 )
             raise StreamFailure(
                 Reason.PROTOCOL_ERROR,
@@ -115,8 +116,8 @@ class OpenAIChat:
             self.receive(event, payload)
             return
         self._events += 1
-        if self._ended is not None:
-            self._book.deviation("C20", f"event {self._events} after {self._ended}", None)
+        if self._done:
+            self._book.deviation("C20", f"event {self._events} after [DONE] (ignored)", None)
             return
         if event == "error":
             self._stream_error(payload)
@@ -124,8 +125,8 @@ class OpenAIChat:
         self._payload(payload)
 
     def end(self) -> None:
-        """End of file: calls of unfinished choices were interrupted (C2, C3)."""
-        if self._ended is not None:
+        """End of file: calls of unfinished choices were interrupted (rules C2, C3)."""
+        if self._done:
             return
         unfinished = [choice for choice in self._choices.values() if choice.finish is None]
         for choice in unfinished:
@@ -190,6 +191,11 @@ class OpenAIChat:
             )
         choice = self._choices.get(number)
         if choice is None:
+            if len(self._choices) >= self._book.limits.max_choices:
+                raise StreamFailure(
+                    Reason.TOO_LARGE,
+                    f"more than {self._book.limits.max_choices} choices in one stream",
+                )
             choice = self._choices[number] = _Choice(number)
         delta = raw.get("delta")
         if delta is None:
@@ -456,8 +462,8 @@ class OpenAIChat:
             detail = f"finish_reason {finish!r}"
         self._settle(choice, reason, detail)
 
-    def _done(self) -> None:
-        self._ended = "[DONE]"
+    def _sentinel(self) -> None:
+        self._done = True
         for choice in self._choices.values():
             if choice.finish is None:
                 self._settle(
@@ -467,7 +473,6 @@ class OpenAIChat:
                 )
 
     def _stream_error(self, payload: Any) -> None:
-        self._ended = "an error"
         raise StreamFailure(Reason.STREAM_ERROR, _describe_error(payload))
 
     def _settle(self, choice: _Choice, reason: Reason, detail: str) -> None:
