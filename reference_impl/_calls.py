@@ -77,7 +77,7 @@ class CallSlot:
         fragments = self._fragments
         fragments.append(fragment)
         if len(fragments) - self._packed >= _PACK:
-            fragments[self._packed :] = ["".join(fragments[self._packed :])]
+            fragments[self._packed :] = [_join(fragments[self._packed :])]
             self._packed += 1
 
     def clear(self) -> None:
@@ -89,14 +89,7 @@ class CallSlot:
     def text(self) -> str:
         """The argument text so far."""
         if len(self._fragments) > 1:
-            text = "".join(self._fragments)
-            if not text.isascii() and _SURROGATE.search(text):
-                # Halves of a surrogate pair sent as escapes in separate chunks arrive as two
-                # lone surrogates; put each pair back together, as a UTF-16 reader would.
-                text = text.encode("utf-16-le", "surrogatepass").decode(
-                    "utf-16-le", "surrogatepass"
-                )
-            self._fragments[:] = [text]
+            self._fragments[:] = [_join(self._fragments)]
             self._packed = 1
         return self._fragments[0] if self._fragments else ""
 
@@ -364,6 +357,15 @@ class CallBook:
 _REJECTED: Any = object()
 _PACK = 256
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _join(fragments: list[str]) -> str:
+    text = "".join(fragments)
+    if not text.isascii() and _SURROGATE.search(text):
+        # Halves of a surrogate pair sent as escapes in separate chunks arrive as two lone
+        # surrogates; put each pair back together, as a UTF-16 reader would.
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return text
 
 
 def _utf8_len(text: str) -> int:

@@ -446,3 +446,17 @@ def test_preview_never_offers_a_call_to_run() -> None:
     (result,) = asm.feed_event("[DONE]")
     assert result.reason is Reason.UNFINISHED
     assert asm.preview() == []
+
+
+def test_surrogate_halves_meet_across_hundreds_of_fragments() -> None:
+    """A call of exactly as many fragments as the buffer packs into one string (256), whose
+    text carries lone surrogate halves in separate fragments, still yields whole non-BMP
+    characters (A2)."""
+    pieces = ['{"city": "'] + ["\ud83d", "\ude00"] * 127 + ['"}']
+    payloads = [chunk(header(0, "call_1", "get_weather"))]
+    payloads += [chunk(args(0, piece)) for piece in pieces]
+    payloads.append(chunk(finish="tool_calls"))
+    results, _ = assemble_events(payloads)
+    (result,) = results
+    assert result.ready
+    assert result.arguments == {"city": "😀" * 127}
