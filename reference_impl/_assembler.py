@@ -94,6 +94,7 @@ class Assembler:
                     raise
                 for event in events:
                     receive(event.event, event.data)
+            self._note_invalid_utf8()
 
         return self._guard(run)
 
@@ -115,8 +116,7 @@ class Assembler:
             return self._book.drain()
         if self._sse.close():
             self._findings.record("T9", "the stream ended inside an event, which was discarded")
-        if self._sse.invalid_utf8:
-            self._findings.record("T11", "invalid UTF-8 replaced by U+FFFD")
+        self._note_invalid_utf8()
         return self._guard(self._wire.end)
 
     def cancel(self) -> list[CallResult]:
@@ -169,6 +169,11 @@ class Assembler:
     def _fail(self, reason: Reason, detail: str) -> None:
         self._failed = detail
         self._book.fail(reason, detail)
+
+    def _note_invalid_utf8(self) -> None:
+        # Once, so the finding does not depend on how the bytes were split.
+        if self._sse.invalid_utf8 and "T11" not in self._findings:
+            self._findings.record("T11", "invalid UTF-8 replaced by U+FFFD")
 
     def _check_open(self) -> None:
         if self._closed:

@@ -1377,3 +1377,10 @@ def test_c1_an_indexed_fragment_never_joins_a_call_when_two_lack_an_index() -> N
         (1, Status.READY, None),
         (2, Status.REJECTED, Reason.MISSING_NAME),
     ]
+
+
+def test_t11_is_recorded_as_soon_as_the_bad_bytes_arrive() -> None:
+    """``findings`` reports invalid UTF-8 during the stream, not only after ``close()``."""
+    asm = Assembler(TOOLS)
+    asm.feed(b": keep-alive \xff\xfe\n\n")
+    assert quirks(asm.findings) == {"T11"}
