@@ -1,0 +1,134 @@
+"""Driving an implementation through one chunking, and recording what it did.
+
+An implementation is anything that follows the contract of DESIGN.md: ``factory(tools=…,
+limits=…)`` returns an object with ``feed(bytes)`` and ``close()``, each returning the results
+that became final. Results may be objects or dicts; they are normalised to :class:`Observed`.
+Whatever the implementation raises is recorded as its failure, never raised here.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reference_impl import Limits, Tool
+
+__all__ = ["Observation", "Observed", "Release", "observe"]
+
+_FIELDS = ("choice", "index", "id", "name", "arguments_text", "arguments", "status", "reason")
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """One result as the implementation gave it."""
+
+    choice: Any
+    index: Any
+    id: Any
+    name: Any
+    arguments_text: Any
+    arguments: Any
+    status: Any
+    reason: Any
+
+    @classmethod
+    def from_result(cls, result: Any) -> Observed:
+        """Normalise a dict or an object with the contract's fields."""
+        get: Callable[[str], Any]
+        if isinstance(result, dict):
+            get = result.get
+        else:
+
+            def get(name: str) -> Any:
+                return getattr(result, name, None)
+
+        values = [get(name) for name in _FIELDS]
+        # Enum members (StrEnum) compare equal to their value; keep plain strings for reports.
+        for position in (6, 7):
+            if values[position] is not None:
+                values[position] = str(getattr(values[position], "value", values[position]))
+        return cls(*values)
+
+    @property
+    def key(self) -> tuple[Any, Any]:
+        """(choice, index): which call this is."""
+        return (self.choice, self.index)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {name: getattr(self, name) for name in _FIELDS}
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """A result and when it came out."""
+
+    chunk: int
+    """Index of the chunk whose ``feed()`` returned it; the number of chunks for ``close()``."""
+    offset: int
+    """Stream bytes fed when it came out."""
+    result: Observed
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What an implementation did with one chunking of one stream."""
+
+    releases: tuple[Release, ...]
+    error: str | None = None
+    """The exception the implementation raised (with its traceback), if any."""
+    timed_out: bool = False
+    elapsed: float = 0.0
+    findings: frozenset[str] | None = None
+    """Quirk ids the implementation recorded, when it reports any (``.findings``)."""
+
+    @property
+    def results(self) -> list[Observed]:
+        """Every result, in release order."""
+        return [release.result for release in self.releases]
+
+
+def observe(
+    factory: Callable[..., Any],
+    tools: Sequence[Tool],
+    limits: Limits,
+    chunks: Sequence[bytes],
+) -> Observation:
+    """Create an implementation, feed it ``chunks`` one by one, close it, and record it all."""
+    releases: list[Release] = []
+    started = time.perf_counter()
+    offset = 0
+    asm: Any = None
+    try:
+        asm = factory(tools=list(tools), limits=limits)
+        for number, chunk in enumerate(chunks):
+            offset += len(chunk)
+            releases += [
+                Release(number, offset, Observed.from_result(r)) for r in asm.feed(chunk) or ()
+            ]
+        releases += [
+            Release(len(chunks), offset, Observed.from_result(r)) for r in asm.close() or ()
+        ]
+    except Exception:  # the implementation's failure, recorded as such
+        return Observation(
+            tuple(releases),
+            error=traceback.format_exc(limit=-8),
+            elapsed=time.perf_counter() - started,
+            findings=_findings(asm),
+        )
+    return Observation(
+        tuple(releases), elapsed=time.perf_counter() - started, findings=_findings(asm)
+    )
+
+
+def _findings(asm: Any) -> frozenset[str] | None:
+    found = getattr(asm, "findings", None)
+    if found is None:
+        return None
+    try:
+        return frozenset(getattr(item, "quirk", item) for item in found)
+    except Exception:
+        return None

@@ -1,0 +1,329 @@
+"""The oracle: what a planned stream must become, derived from the spec alone.
+
+It never asks the reference assembler. It knows the true calls (their exact text), how they were
+sent and how the stream ends, and applies REQUIREMENTS.md (the table "How a stream ends decides
+what its calls become", V1–V5) and the profiles of research/wire_formats.md §8 as tabulated in
+``reference_impl.QUIRKS`` (which quirks the strict profile rejects, which both profiles record).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from reference_impl import QUIRKS, Tool
+
+from .render import Rendered
+from .spec import CallPlan, Expected, ExpectedCall, StreamSpec
+
+__all__ = ["PROFILES", "PlanError", "expect"]
+
+PROFILES = ("lenient", "strict")
+_COMPLETING = {"tool_calls", "stop", "function_call"}
+_MARKUP = ("<tool_call>", "[TOOL_CALLS]", "<|tool_call")
+
+
+class PlanError(ValueError):
+    """A plan whose outcome the oracle cannot predict; write it as a literal with its
+    expectation instead."""
+
+
+def expect(spec: StreamSpec, rendered: Rendered, profile: str) -> Expected:
+    """The expectation for ``spec`` under ``profile``: written out, or derived from the plan."""
+    if spec.expected is not None and profile in spec.expected:
+        return spec.expected[profile]
+    if spec.literal:
+        raise ValueError("a literal stream needs its expectation written out")
+    return _Derivation(spec, rendered, profile == "strict").run()
+
+
+class _Derivation:
+    def __init__(self, spec: StreamSpec, rendered: Rendered, strict: bool) -> None:
+        self.spec = spec
+        self.rendered = rendered
+        self.strict = strict
+        self.findings: set[str] = set()
+        self.tools = {tool.name: tool for tool in spec.tools}
+
+    def run(self) -> Expected:
+        spec = self.spec
+        self._stream_findings()
+        self._check_plan()
+        positions: dict[int, int] = {}
+        wire_seen: dict[int, dict[int, str | None]] = {}
+        calls = []
+        for plan in spec.calls:
+            position = positions.get(plan.choice, 0)
+            positions[plan.choice] = position + 1
+            seen = wire_seen.setdefault(plan.choice, {})
+            calls.append(self._call(plan, position, self._wire_quirks(plan, position, seen)))
+        return Expected(tuple(calls), frozenset(self.findings))
+
+    def _check_plan(self) -> None:
+        spec, ending = self.spec, self.spec.ending
+        if ending.cut:
+            last = self.rendered.events[-1] if self.rendered.events else None
+            if spec.choices != 1 or last is None or _carries_delta(last.data):
+                raise PlanError(
+                    "ending.cut must cut an event after the calls' deltas, with one choice"
+                )
+        if ending.after_finish and ending.finish is None:
+            raise PlanError("ending.after_finish needs a finish reason")
+        if spec.schedule == "interleaved":
+            for choice in range(spec.choices):
+                wires = [
+                    self._wire(p, n)
+                    for n, p in enumerate(c for c in spec.calls if c.choice == choice)
+                ]
+                if len(wires) != len(set(wires)):
+                    raise PlanError("an index reused by several calls cannot be interleaved")
+
+    def _wire(self, plan: CallPlan, position: int) -> int:
+        return position if plan.index is None else plan.index
+
+    def _deltas(self, plan: CallPlan) -> int:
+        """How many deltas carry the call (as the renderer sends it)."""
+        if self.spec.schedule in ("whole", "together") or plan.arguments_as_value:
+            count = 1
+        elif plan.legacy:
+            count = 1 + len(plan.fragments)
+        else:
+            count = len(plan.fragments) if plan.header_arguments else len(plan.fragments) + 1
+        if plan.name_policy == "late" and count == 1:
+            count = 2
+        return max(count, 1)
+
+    def _ambiguous(self, choice: int) -> bool:
+        """Lenient: does an index-less fragment come while several calls of the choice are open?"""
+        calls = [plan for plan in self.spec.calls if plan.choice == choice]
+        for position, plan in enumerate(calls):
+            bare = (
+                plan.omit_index
+                and plan.id_policy not in ("every", "changing")
+                and plan.name_policy != "every"
+                and self._deltas(plan) > 1
+            )
+            if bare and (position >= 1 or (self.spec.schedule == "interleaved" and len(calls) > 1)):
+                return True
+        return False
+
+    # -- quirks of the stream as a whole ----------------------------------------------------
+
+    def _stream_findings(self) -> None:
+        spec, noise, ending = self.spec, self.spec.noise, self.spec.ending
+        if noise.role_every:
+            self.findings.add("C29")
+        if noise.usage_every:
+            self.findings.add("C23")
+        if noise.empty_first:
+            self.findings.add("C21")
+        if noise.content is not None and any(mark in noise.content for mark in _MARKUP):
+            self.findings.add("C31")
+        if ending.after_finish and ending.error is None and ending.finish is not None:
+            self.findings.add("C20")
+            if "usage_chunk" in ending.after_finish:
+                self.findings.add("C23")
+        if ending.error is None:
+            if ending.finish == "stop" and spec.calls:
+                self.findings.add("C16")
+            if ending.finish is not None and ending.finish not in _COMPLETING | {
+                "length",
+                "content_filter",
+            }:
+                self.findings.add("C33")
+            last = self.rendered.events[-1] if self.rendered.events else None
+            finish_arrives = ending.finish is not None and not (
+                ending.cut and last is not None and last.finishes
+            )
+            done_arrives = ending.done and not ending.cut
+            if finish_arrives and not done_arrives and spec.calls:
+                self.findings.add("C24")
+        if ending.cut:
+            self.findings.add("T9")
+
+    # -- quirks of one call's routing -------------------------------------------------------
+
+    def _wire_quirks(
+        self, plan: CallPlan, position: int, seen: dict[int, str | None]
+    ) -> str | None:
+        """Record a call's routing quirks; return the one the strict profile rejects it for."""
+        rejected: str | None = None
+        if plan.legacy:
+            self.findings.add("C27")
+            return None
+        if plan.omit_index:
+            self.findings.add("C1")
+            rejected = rejected or "C1"
+        else:
+            wire = position if plan.index is None else plan.index
+            if wire in seen:
+                self.findings.add("C2")
+                rejected = rejected or "C2"
+            elif wire != len(seen):
+                self.findings.add("C14")
+                rejected = rejected or "C14"
+            seen[wire] = plan.id
+        several = self._deltas(plan) > 1
+        if plan.id_policy == "every" and several and plan.id is not None:
+            self.findings.add("C4")
+        if plan.type_every and several:
+            self.findings.add("C4")
+        if plan.id_policy == "changing" and plan.id is not None and several:
+            self.findings.add("C3")
+            rejected = rejected or "C3"
+        if plan.name_policy == "every" and several and plan.name is not None:
+            self.findings.add("C5")
+        if plan.name_policy == "late" and plan.name is not None:
+            self.findings.add("C6")
+            rejected = rejected or "C6"
+        if plan.arguments_as_value:
+            self.findings.add("C32")
+            rejected = rejected or "C32"
+        if plan.id_policy == "numeric" and plan.id is not None:
+            self.findings.add("C7")
+        if plan.extra_content is not None:
+            self.findings.add("C28")
+        if rejected is None or not self.strict or QUIRKS[rejected].strict != "reject":
+            return None
+        return rejected
+
+    # -- one call ---------------------------------------------------------------------------
+
+    def _call(self, plan: CallPlan, position: int, strict_quirk: str | None) -> ExpectedCall:
+        spec = self.spec
+        text = self._text(plan)
+        base: dict[str, Any] = {
+            "choice": plan.choice,
+            "index": position,
+            "name": plan.name,
+            "arguments_text": text,
+        }
+        call_id = self._id(plan)
+        if call_id is not None:
+            base["id"] = call_id
+
+        if strict_quirk is not None:
+            base.pop("arguments_text")  # rejected mid-stream: only part of the text arrived
+            return ExpectedCall("rejected", QUIRKS[strict_quirk].reason.value, **base)
+        if not self.strict and self._ambiguous(plan.choice):
+            base.pop("arguments_text")
+            return ExpectedCall("rejected", "protocol_error", **base)
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > spec.limits.max_argument_bytes:
+            base["arguments_text"] = None  # cut at the limit: not compared
+            return ExpectedCall("rejected", "too_large", **base)
+
+        ending = spec.ending
+        if ending.error is not None:
+            return ExpectedCall("rejected", "stream_error", **base)
+        finish = ending.finish
+        last = self.rendered.events[-1] if self.rendered.events else None
+        if ending.cut and last is not None and plan.choice in last.finishes:
+            finish = None  # the finish event itself was cut off
+        if finish is None:
+            reason = "unfinished" if ending.done and not ending.cut else "interrupted"
+            return ExpectedCall("rejected", reason, **base)
+        if finish == "length":
+            return ExpectedCall("rejected", "truncated", **base)
+        if finish == "content_filter":
+            return ExpectedCall("rejected", "filtered", **base)
+        if finish not in _COMPLETING:
+            reason = "stream_error" if finish == "error" else "provider_finish"
+            return ExpectedCall("rejected", reason, **base)
+        return self._complete(plan, base)
+
+    def _complete(self, plan: CallPlan, base: dict[str, Any]) -> ExpectedCall:
+        if plan.name is None or plan.name_policy == "omit":
+            base["name"] = None
+            return ExpectedCall("rejected", "missing_name", **base)
+        tool = self.tools.get(plan.name)
+        if tool is None:
+            return ExpectedCall("rejected", "unknown_tool", **base)
+        synthetic = False
+        if "id" not in base:
+            if self.strict:
+                return ExpectedCall("rejected", "missing_id", **base)
+            self.findings.add("C7")
+            synthetic = True
+        value, problem = self._parse(plan, base["arguments_text"], tool)
+        if problem is not None:
+            return ExpectedCall("rejected", problem, synthetic_id=synthetic, **base)
+        release = self.rendered.finish_offset(plan.choice)
+        return ExpectedCall(
+            "ready",
+            None,
+            arguments=value,
+            check_arguments=True,
+            synthetic_id=synthetic,
+            release_offset=release,
+            **base,
+        )
+
+    def _parse(self, plan: CallPlan, text: str, tool: Tool) -> tuple[Any, str | None]:
+        if text == "":
+            if _takes_no_parameters(tool):
+                self.findings.add("C13")
+                return {}, None
+            return None, "malformed_json"
+        try:
+            value = json.loads(text, parse_constant=_no_constant)
+        except (ValueError, RecursionError):
+            if _repeated(text):
+                self.findings.add("C11")
+            return None, "malformed_json"
+        if not isinstance(value, dict):
+            return None, "malformed_json"
+        if tool.parameters is not None and not Draft202012Validator(dict(tool.parameters)).is_valid(
+            value
+        ):
+            return None, "schema_violation"
+        return value, None
+
+    def _text(self, plan: CallPlan) -> str:
+        if plan.arguments_as_value:
+            return json.dumps(json.loads(plan.arguments), ensure_ascii=False)
+        if plan.snapshots:
+            so_far, out = "", []
+            for fragment in plan.fragments:
+                so_far += fragment
+                out.append(so_far)
+            return "".join(out)
+        return "".join(plan.fragments)
+
+    def _id(self, plan: CallPlan) -> str | None:
+        if plan.id is None or plan.legacy or plan.id_policy in ("omit", "empty"):
+            return None
+        if plan.id_policy == "numeric":
+            return None if self.strict else str(int.from_bytes(plan.id.encode()[:4], "big"))
+        return plan.id
+
+
+def _takes_no_parameters(tool: Tool) -> bool:
+    schema = tool.parameters
+    return not schema or (not schema.get("properties") and not schema.get("required"))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _repeated(text: str) -> bool:
+    for size in range(1, len(text) // 2 + 1):
+        if len(text) % size == 0 and text[:size] * (len(text) // size) == text:
+            try:
+                json.loads(text[:size])
+            except ValueError:
+                continue
+            return True
+    return False
+
+
+def _carries_delta(data: Any) -> bool:
+    if not isinstance(data, dict):
+        return False
+    return any(
+        choice.get("delta", {}).get("tool_calls") or choice.get("delta", {}).get("function_call")
+        for choice in data.get("choices") or []
+    )
