@@ -43,7 +43,8 @@ class Rendered:
 
     data: bytes
     ends: tuple[int, ...]
-    """For each event, the offset just past its terminating blank line."""
+    """For each event, the number of bytes that must arrive for it to be dispatched: up to its
+    blank line's first character."""
     events: tuple[Event, ...]
 
     def finish_offset(self, choice: int) -> int | None:
@@ -283,8 +284,9 @@ def _error(shape: str) -> Event:
 
 def _encode(spec: StreamSpec, events: list[Event]) -> Rendered:
     transport = spec.transport
+    # Mixed endings never put a lone CR right before a LF: the two would read as one CRLF.
     newlines = (
-        cycle(["\n", "\r\n", "\r"])
+        cycle(["\n", "\r\n", "\r", "\r\n"])
         if transport.newline == "mixed"
         else cycle([NEWLINES[transport.newline]])
     )
@@ -302,8 +304,9 @@ def _encode(spec: StreamSpec, events: list[Event]) -> Rendered:
         lines += [prefix + line for line in text.split("\n")]
         for line in lines:
             out += (line + next(newlines)).encode()
+        # The event is dispatched by the first character of its blank line (a CRLF's CR).
         out += next(newlines).encode()
-        ends.append(len(out))
+        ends.append(len(out) - 1 if out.endswith(b"\r\n") else len(out))
     if spec.ending.cut and events:
         # Drop the blank line that would dispatch the last event (quirk T9).
         while out and out[-1] in b"\r\n":

@@ -1,0 +1,300 @@
+"""The scenario pipeline: plans render to the right wire, the oracle derives the right
+expectation, and the checks catch what a broken implementation does."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import pytest
+
+from harness.case import format_chunks, run_case
+from harness.checks import run_checks
+from harness.observe import Observation, Observed, Release, observe
+from harness.oracle import PlanError, expect
+from harness.render import render
+from harness.spec import CallPlan, Ending, Noise, Scenario, Splitting, StreamSpec, Transport
+from harness.split import DEFAULT_SPLITTINGS, chunkings, cut
+from reference_impl import Assembler, Limits, Tool
+
+WEATHER = Tool(
+    "get_weather",
+    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+NOW = Tool("get_time", {"type": "object", "properties": {}})
+TOOLS = (WEATHER, NOW)
+
+
+def plan(
+    name: str | None = "get_weather",
+    arguments: str = '{"city": "Paris"}',
+    cuts: tuple[int, ...] = (3, 9),
+    call_id: str | None = "call_1",
+    **options: Any,
+) -> CallPlan:
+    bounds = (0, *cuts, len(arguments))
+    fragments = tuple(arguments[a:b] for a, b in itertools.pairwise(bounds) if b > a)
+    return CallPlan(name=name, arguments=arguments, fragments=fragments, id=call_id, **options)
+
+
+def reference(profile: str) -> Any:
+    def factory(tools: list[Tool], limits: Limits) -> Assembler:
+        return Assembler(tools, limits=limits, profile=profile)  # type: ignore[arg-type]
+
+    return factory
+
+
+# name -> (spec, {profile: [(status, reason)]}, {profile: findings})
+PLANS: dict[
+    str, tuple[StreamSpec, dict[str, list[tuple[str, str | None]]], dict[str, set[str]]]
+] = {
+    "plain": (StreamSpec(TOOLS, (plan(),)), {"lenient": [("ready", None)]}, {"lenient": set()}),
+    "interleaved": (
+        StreamSpec(
+            TOOLS,
+            (plan(), plan(call_id="call_2", arguments='{"city": "Rome"}')),
+            schedule="interleaved",
+        ),
+        {"lenient": [("ready", None), ("ready", None)]},
+        {"lenient": set()},
+    ),
+    "litellm-repeats": (
+        StreamSpec(TOOLS, (plan(id_policy="every", type_every=True, name_policy="every"),)),
+        {"lenient": [("ready", None)], "strict": [("ready", None)]},
+        {"lenient": {"C4", "C5"}, "strict": {"C4", "C5"}},
+    ),
+    "gemini": (
+        StreamSpec(
+            TOOLS,
+            (plan(omit_index=True, id_policy="empty"),),
+            schedule="whole",
+            ending=Ending(finish="stop", finish_with_last=True),
+        ),
+        {"lenient": [("ready", None)], "strict": [("rejected", "protocol_error")]},
+        {"lenient": {"C1", "C7", "C16"}, "strict": {"C1", "C16"}},
+    ),
+    "ollama-index-zero": (
+        StreamSpec(TOOLS, (plan(index=0), plan(index=0, call_id="call_2")), schedule="whole"),
+        {
+            "lenient": [("ready", None), ("ready", None)],
+            "strict": [("ready", None), ("rejected", "protocol_error")],
+        },
+        {"lenient": {"C2"}},
+    ),
+    "length": (
+        StreamSpec(TOOLS, (plan(),), ending=Ending(finish="length")),
+        {"lenient": [("rejected", "truncated")]},
+        {"lenient": set()},
+    ),
+    "eof-mid-call": (
+        StreamSpec(TOOLS, (plan(),), ending=Ending(finish=None, done=False)),
+        {"lenient": [("rejected", "interrupted")]},
+        {"lenient": set()},
+    ),
+    "done-before-finish": (
+        StreamSpec(TOOLS, (plan(),), ending=Ending(finish=None)),
+        {"lenient": [("rejected", "unfinished")]},
+        {"lenient": set()},
+    ),
+    "cut-finish": (
+        StreamSpec(TOOLS, (plan(),), ending=Ending(cut=True, done=False)),
+        {"lenient": [("rejected", "interrupted")]},
+        {"lenient": {"T9"}},
+    ),
+    "openrouter-error": (
+        StreamSpec(TOOLS, (plan(),), ending=Ending(error="openrouter")),
+        {"lenient": [("rejected", "stream_error")]},
+        {"lenient": set()},
+    ),
+    "legacy": (
+        StreamSpec(TOOLS, (plan(legacy=True),), ending=Ending(finish="function_call")),
+        {"lenient": [("ready", None)], "strict": [("rejected", "missing_id")]},
+        {"lenient": {"C27", "C7"}, "strict": {"C27"}},
+    ),
+    "parameterless": (
+        StreamSpec(TOOLS, (plan(name="get_time", arguments="", cuts=()),)),
+        {"lenient": [("ready", None)]},
+        {"lenient": {"C13"}},
+    ),
+    "noisy": (
+        StreamSpec(
+            TOOLS,
+            (plan(),),
+            noise=Noise(role_every=True, usage=True, empty_first=True, keepalive=1),
+            ending=Ending(after_finish=("usage_chunk", "duplicate_finish", "late_delta")),
+        ),
+        {"lenient": [("ready", None)]},
+        {"lenient": {"C20", "C21", "C23", "C29"}},
+    ),
+    "transport": (
+        StreamSpec(
+            TOOLS,
+            (plan(),),
+            transport=Transport(newline="mixed", space=False, bom=True, multiline=True),
+        ),
+        {"lenient": [("ready", None)], "strict": [("ready", None)]},
+        {"lenient": set()},
+    ),
+    "two-choices": (
+        StreamSpec(
+            TOOLS, (plan(), plan(choice=1, call_id="call_9")), choices=2, schedule="interleaved"
+        ),
+        {"lenient": [("ready", None), ("ready", None)]},
+        {"lenient": set()},
+    ),
+    "too-large": (
+        StreamSpec(TOOLS, (plan(),), limits=Limits(max_argument_bytes=5)),
+        {"lenient": [("rejected", "too_large")]},
+        {"lenient": set()},
+    ),
+    "ambiguous-index": (
+        StreamSpec(TOOLS, (plan(omit_index=True), plan(omit_index=True, call_id="call_2"))),
+        {"lenient": [("rejected", "protocol_error")] * 2},
+        {"lenient": {"C1"}},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLANS))
+def test_oracle_derives_the_documented_outcome(name: str) -> None:
+    """For each plan the oracle gives the outcome the requirements give, typed here by hand."""
+    spec, outcomes, findings = PLANS[name]
+    rendered = render(spec)
+    for profile, want in outcomes.items():
+        expected = expect(spec, rendered, profile)
+        assert [(call.status, call.reason) for call in expected.calls] == want, profile
+    for profile, want_findings in findings.items():
+        assert expect(spec, rendered, profile).findings == want_findings, profile
+
+
+@pytest.mark.parametrize("name", sorted(PLANS))
+@pytest.mark.parametrize("profile", ["lenient", "strict"])
+def test_the_reference_passes_every_plan_under_every_splitting(name: str, profile: str) -> None:
+    """The reference meets the oracle's expectation whole, byte by byte, at every two-way split
+    and under the random splittings."""
+    spec = PLANS[name][0]
+    scenario = Scenario(name, name, ("A2",), spec)
+    for splitting in DEFAULT_SPLITTINGS:
+        result = run_case(scenario, profile, splitting, reference(profile))
+        assert result.outcome == "passed", (splitting.label, result.failures, result.repro)
+
+
+def test_release_offset_is_the_end_of_the_finish_event() -> None:
+    """A ready call may first be released by the byte that ends its finish event (C4)."""
+    spec = StreamSpec(TOOLS, (plan(),))
+    rendered = render(spec)
+    (call,) = expect(spec, rendered, "lenient").calls
+    finish = rendered.data.index(b'"finish_reason":"tool_calls"')
+    assert call.release_offset == rendered.data.index(b"\n\n", finish) + 2
+
+
+def test_rendered_plan_carries_the_exact_fragments() -> None:
+    """Every fragment of the plan is on the wire, in order, as an arguments delta."""
+    spec = StreamSpec(TOOLS, (plan(arguments='{"city": "Caf\\u00e9"}', cuts=(14, 16)),))
+    payloads = [
+        json.loads(line[6:])
+        for line in render(spec).data.decode().split("\n")
+        if line.startswith("data: {")
+    ]
+    fragments = [
+        entry["function"]["arguments"]
+        for payload in payloads
+        for choice in payload["choices"]
+        for entry in choice["delta"].get("tool_calls", [])
+    ]
+    assert fragments == ["", '{"city": "Caf\\', "u0", '0e9"}']
+
+
+def test_plans_the_oracle_cannot_predict_are_refused() -> None:
+    """A cut that falls on a delta event, and extra chunks after no finish, raise PlanError."""
+    cut_delta = StreamSpec(TOOLS, (plan(),), ending=Ending(finish=None, done=False, cut=True))
+    with pytest.raises(PlanError):
+        expect(cut_delta, render(cut_delta), "lenient")
+    after_nothing = StreamSpec(
+        TOOLS, (plan(),), ending=Ending(finish=None, after_finish=("usage_chunk",))
+    )
+    with pytest.raises(PlanError):
+        expect(after_nothing, render(after_nothing), "lenient")
+
+
+def test_splittings_cover_whole_bytes_pairs_and_seeded_random() -> None:
+    """Each splitting yields chunkings that reassemble the stream; random ones are seeded."""
+    data = b"data: abc\n\n"
+    for splitting in DEFAULT_SPLITTINGS:
+        for chunks in chunkings(data, splitting):
+            assert b"".join(chunks) == data
+    assert len(list(chunkings(data, Splitting("pairs")))) == len(data) - 1
+    first = list(chunkings(data, Splitting("random", seed=3)))
+    assert first == list(chunkings(data, Splitting("random", seed=3)))
+    assert cut(data, [4, 4, 0, 99]) == [b"data", b": abc\n\n"]
+
+
+def _observation(*results: dict[str, Any], offset: int = 10**6) -> Observation:
+    return Observation(
+        tuple(Release(0, offset, Observed.from_result(result)) for result in results)
+    )
+
+
+def _ready(**fields: Any) -> dict[str, Any]:
+    base = {
+        "choice": 0,
+        "index": 0,
+        "id": "call_1",
+        "name": "get_weather",
+        "arguments_text": '{"city": "Paris"}',
+        "arguments": {"city": "Paris"},
+        "status": "ready",
+        "reason": None,
+    }
+    return {**base, **fields}
+
+
+@pytest.mark.parametrize(
+    ("result", "offset", "check"),
+    [
+        (_ready(id="call_1call_1"), 10**6, "identity"),
+        (_ready(arguments_text='{"city": "Paris"} '), 10**6, "text_exact"),
+        (_ready(arguments={"city": "Pa"}), 10**6, "safe_release"),
+        (_ready(), 5, "no_premature_release"),
+        (_ready(index=1), 10**6, "calls_released"),
+        (_ready(status="rejected", reason="truncated", arguments=None), 10**6, "status"),
+    ],
+)
+def test_checks_catch_a_broken_result(result: dict[str, Any], offset: int, check: str) -> None:
+    """Each check names the mistake it exists to catch."""
+    spec = StreamSpec(TOOLS, (plan(),))
+    expected = expect(spec, render(spec), "lenient")
+    failures = run_checks(expected, _observation(result, offset=offset), "must")
+    assert check in {failure.check for failure in failures}
+
+
+def test_a_crash_is_the_implementation_failing() -> None:
+    """An exception from the implementation is recorded and reported by no_crash."""
+
+    def crashing(tools: list[Tool], limits: Limits) -> Any:
+        raise RuntimeError("boom")
+
+    spec = StreamSpec(TOOLS, (plan(),))
+    seen = observe(crashing, TOOLS, Limits(), [render(spec).data])
+    failures = run_checks(expect(spec, render(spec), "lenient"), seen, "must")
+    assert [f.check for f in failures] == ["no_crash"]
+    assert "RuntimeError: boom" in failures[0].message
+
+
+def test_must_not_only_asks_that_nothing_runs() -> None:
+    """Under ``must-not`` a rejection with another reason passes; a ready call fails."""
+    spec = StreamSpec(TOOLS, (plan(),), ending=Ending(finish="length"))
+    expected = expect(spec, render(spec), "lenient")
+    other_reason = _observation(_ready(status="rejected", reason="malformed_json", arguments=None))
+    assert run_checks(expected, other_reason, "must-not") == []
+    assert [f.check for f in run_checks(expected, _observation(_ready()), "must-not")] == [
+        "safe_release",
+        "nothing_ready",
+    ]
+
+
+def test_repro_shows_boundaries_and_escapes() -> None:
+    """A repro lists each chunk with its number, CR and LF and UTF-8 bytes escaped."""
+    shown = format_chunks([b"data: \xc3", b"\xa9\r", b"\n\n"])
+    assert shown == "[0] b'data: \\xc3'\n[1] b'\\xa9\\r'\n[2] b'\\n\\n'"
