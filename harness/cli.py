@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +19,9 @@ from reference_impl import PROFILES
 
 from .assemble import AssembleRun, assemble_stream
 from .errors import HarnessError, UsageError
+from .implementations import DEFAULT
+from .lint import lint
+from .runner import run_command
 from .tools import load_tools
 
 __all__ = ["main"]
@@ -26,6 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = _parser()
     args = parser.parse_args(argv)
+    args.argv = ["callstream", *(sys.argv[1:] if argv is None else argv)]
     try:
         code: int = args.command(args)
     except HarnessError as exc:
@@ -76,6 +82,83 @@ def _parser() -> argparse.ArgumentParser:
         "--report", metavar="PATH", help="also write the JSON lines to PATH (folders are created)"
     )
     assemble.set_defaults(command=_assemble)
+
+    run = commands.add_parser(
+        "run",
+        help="run the scenario corpus against an implementation",
+        description=(
+            "Run every case (scenario × the claimed profile × splitting) on the implementation "
+            "in worker processes, each stream within a timeout; write the report folder and "
+            "print a summary. Exits 0 when every claimed case passed, 1 when any failed, 2 on "
+            "scenario or usage errors, 3 when the harness itself failed."
+        ),
+    )
+    run.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="scenario files or folders (default: the corpus in scenarios/)",
+    )
+    run.add_argument(
+        "--impl",
+        default=DEFAULT,
+        metavar="CONNECTABLE",
+        help="the implementation, as py:module:factory (default: the reference, lenient)",
+    )
+    run.add_argument(
+        "-k",
+        dest="select",
+        metavar="EXPR",
+        help="only scenarios whose id contains a term, or that carry it as a tag or cite it as "
+        "a rule; comma-separated terms, any may match",
+    )
+    run.add_argument("--max-fail", type=_positive, metavar="N", help="stop after N failed cases")
+    run.add_argument(
+        "--jobs",
+        type=_positive,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="worker processes (default: one per CPU, %(default)s)",
+    )
+    run.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=10.0,
+        metavar="S",
+        help="seconds one stream of a case may take before its worker is killed "
+        "(default: %(default)s)",
+    )
+    run.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="the report folder (default: a new reports/run-<timestamp>/)",
+    )
+    run.set_defaults(command=_run)
+
+    lint_command = commands.add_parser(
+        "lint",
+        help="check scenario files: schema, tools, rules, the oracle, ids and coverage",
+        description=(
+            "Load scenario files as a run would and report every problem as path:line: message; "
+            "then check that every rule and openai-chat quirk is covered. Exits 2 if anything "
+            "is wrong."
+        ),
+    )
+    lint_command.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="scenario files or folders (default: scenarios/openai-chat and scenarios/regressions)",
+    )
+    lint_command.add_argument(
+        "--no-coverage",
+        dest="coverage",
+        action="store_false",
+        help="do not report rules and quirks that no scenario covers",
+    )
+    lint_command.set_defaults(command=_lint)
     return parser
 
 
@@ -101,6 +184,31 @@ def _assemble(args: argparse.Namespace) -> int:
     else:
         _print_text(run, sys.stdout)
     return 0 if run.all_ready else 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    return run_command(
+        args.paths,
+        impl=args.impl,
+        select=args.select,
+        max_fail=args.max_fail,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        out=args.out,
+        argv=args.argv,
+        stdout=sys.stdout,
+        stderr=sys.stderr,
+    )
+
+
+def _lint(args: argparse.Namespace) -> int:
+    report = lint(args.paths, check_coverage=args.coverage)
+    for problem in report.problems:
+        print(problem)
+    if report.problems:
+        return UsageError.exit_code
+    print(report.summary)
+    return 0
 
 
 def _read_stream(name: str) -> bytes:
@@ -156,6 +264,16 @@ def _positive(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return number
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not 0 < seconds < math.inf:
+        raise argparse.ArgumentTypeError("must be a positive number of seconds")
+    return seconds
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ nothing outside it."""
 
 from __future__ import annotations
 
-__all__ = ["OPENAI_CHAT_QUIRKS", "RULES", "rule_group"]
+__all__ = ["NOT_CERTIFIABLE", "OPENAI_CHAT_QUIRKS", "RULES", "rule_group"]
 
 RULES: dict[str, str] = {
     "A1": "Buffer, don't parse per chunk",
@@ -37,6 +37,14 @@ RULES: dict[str, str] = {
     "E4": "Deterministic order",
     "R": "Route rules (certify)",
 }
+
+NOT_CERTIFIABLE: dict[str, str] = {
+    "A8": "a preview is not part of the feed/close contract (tested in the reference's own tests)",
+    "C5": "openai-chat has no per-call done event (Responses and Anthropic have one)",
+    "C6": "the contract has no cancel step (tested in the reference's own tests)",
+    "R": "route rules are certified against live routes, not scenarios",
+}
+"""Rules that no openai-chat scenario can certify through the implementation contract, and why."""
 
 OPENAI_CHAT_QUIRKS: tuple[str, ...] = (
     *(f"T{n}" for n in range(1, 13)),

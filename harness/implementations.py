@@ -1,0 +1,44 @@
+"""The reference assembler as connectables, one per profile.
+
+``py:harness.implementations:reference`` (lenient, the default of ``callstream run``) and
+``py:harness.implementations:reference_strict``. The harness treats them like any other
+implementation: it loads them by name and knows only what their ``CLAIMS`` say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from reference_impl import Assembler, Limits, Tool
+
+__all__ = ["DEFAULT", "ReferenceFactory", "reference", "reference_strict"]
+
+DEFAULT = "py:harness.implementations:reference"
+"""The connectable ``callstream run`` tests when given no ``--impl``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceFactory:
+    """Makes a reference :class:`Assembler` per stream, under one profile."""
+
+    profile: Literal["lenient", "strict"]
+
+    @property
+    def CLAIMS(self) -> dict[str, Any]:
+        """Every rule group, the route rules (R) too: it handles each quirk as its profile says
+        and records it as a finding."""
+        return {
+            "rules": ["A", "C", "V", "T", "E", "R"],
+            "profile": self.profile,
+            "dialect": "openai-chat",
+        }
+
+    def __call__(self, *, tools: Sequence[Tool], limits: Limits) -> Assembler:
+        """An assembler for one stream offering ``tools``."""
+        return Assembler(tools, profile=self.profile, limits=limits)
+
+
+reference = ReferenceFactory("lenient")
+reference_strict = ReferenceFactory("strict")

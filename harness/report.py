@@ -1,0 +1,1005 @@
+"""Reports: one folder per run, every format rendered from its JSON-lines file.
+
+Theory of operation. ``report.jsonl`` is the source of truth: a header line, one result line
+per case (``CaseResult.to_dict()``), and a footer line, each checked against
+``schemas/report.schema.json`` and flushed as soon as it is written, so a run that crashes
+keeps every verdict it reached (its report just has no footer). Every other file is rendered
+from the *parsed lines* of that file, never from Python objects, so ``render_reports`` can
+re-render a report from the file alone, later, byte for byte the same::
+
+    report.jsonl   header, results, footer: the source of truth
+    junit.xml      one <testsuite> per profile, for CI test tabs
+    summary.md     totals, the rule table and the failures, for CI step summaries
+    report.html    one self-contained page: the rules × scenarios matrix and the failures
+    badge.json     a shields.io endpoint badge
+
+A scenario's verdict on a rule it cites is the verdict over its cases: failed if any case
+failed, else errored if any errored, else passed if any ran (every case that ran passed),
+else not claimed.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import platform
+import re
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from functools import cache
+from importlib import metadata, resources
+from os import PathLike
+from pathlib import Path
+from typing import Any, NamedTuple, TypedDict
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from .case import CaseResult, Outcome
+from .errors import HarnessError, UsageError
+from .rules import RULES
+
+__all__ = [
+    "FORMAT",
+    "OUTCOMES",
+    "Report",
+    "ReportWriter",
+    "RuleTally",
+    "load_report",
+    "new_run_folder",
+    "render_reports",
+    "rule_table",
+]
+
+FORMAT = 1
+"""The version of the report format this module writes and reads."""
+OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "not_claimed", "errored")
+"""Every case outcome, in the order reports show them."""
+
+JSONL = "report.jsonl"
+_SYMBOL = {"passed": "✓", "failed": "✗", "not_claimed": "–", "errored": "!", "hole": "⚠"}
+_LABEL = {
+    "passed": "passed",
+    "failed": "failed",
+    "not_claimed": "not claimed",
+    "errored": "errored",
+}
+_SUMMARY_DETAILED = 25
+"""Failing scenarios shown in full in summary.md; the rest get one line each, up to
+``_SUMMARY_LISTED`` (GitHub caps a step summary at 1 MiB)."""
+_SUMMARY_LISTED = 200
+_SUMMARY_OTHERS = 12
+"""The other bad cases of a scenario named in its summary.md entry."""
+
+
+class Report(NamedTuple):
+    """A report as read back from ``report.jsonl``: its parsed lines."""
+
+    header: dict[str, Any]
+    results: list[dict[str, Any]]
+    footer: dict[str, Any] | None
+    """None when the run did not finish."""
+
+
+class RuleTally(TypedDict):
+    """How the scenarios citing one rule fared."""
+
+    scenarios: int
+    passed: int
+    failed: int
+    not_claimed: int
+    errored: int
+    hole: bool
+    """No scenario cites the rule: the corpus does not test it."""
+
+
+def new_run_folder(root: str | PathLike[str] = "reports", now: datetime | None = None) -> Path:
+    """Create and return a fresh run folder, ``root/run-YYYYMMDD-HHMMSS`` (UTC), with ``-2``,
+    ``-3``… added when runs start in the same second."""
+    stamp = (now or datetime.now(UTC)).strftime("run-%Y%m%d-%H%M%S")
+    Path(root).mkdir(parents=True, exist_ok=True)
+    for n in range(1, 1000):
+        folder = Path(root) / (stamp if n == 1 else f"{stamp}-{n}")
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        return folder
+    raise HarnessError(f"{root}: too many runs started at {stamp}")
+
+
+class ReportWriter:
+    """Writes one run's folder: ``report.jsonl`` line by line while the run goes, then, by
+    ``render()``, every other format from that file.
+
+    Call ``header()`` once, ``result()`` per case, ``footer()`` once, then ``render()``. Used
+    as a context manager, the file is closed however the run ends; lines already written stay.
+    """
+
+    def __init__(self, folder: str | PathLike[str]) -> None:
+        self.folder = Path(folder)
+        self.path = self.folder / JSONL
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._file = self.path.open("x", encoding="utf-8", newline="\n", errors="strict")
+        except FileExistsError:
+            raise UsageError(f"{self.folder}: already holds a report") from None
+        except OSError as exc:
+            raise UsageError(f"{self.folder}: cannot write the report: {exc.strerror}") from None
+        self._lines = 0
+        self._footer_written = False
+        self._counts = dict.fromkeys(OUTCOMES, 0)
+        self._clock = time.monotonic()
+
+    def __enter__(self) -> ReportWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def header(self, fields: Mapping[str, Any]) -> None:
+        """Write the first line. ``fields`` gives the implementation, argv, the scenario and
+        case counts and the filter; the format, the callstream version, the start time, the
+        Python version and the platform are filled in unless given."""
+        if self._lines:
+            raise HarnessError("the report header must be its first line, written once")
+        self._clock = time.monotonic()
+        defaults = {
+            "type": "header",
+            "format": FORMAT,
+            "callstream": _version(),
+            "started": _now(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        }
+        self._write(defaults | dict(fields))
+
+    def result(self, case: CaseResult) -> None:
+        """Append the verdict on one case and flush it to disk."""
+        if not self._lines or self._footer_written:
+            raise HarnessError("a result line must come between the header and the footer")
+        self._write(case.to_dict())
+        self._counts[case.outcome] += 1
+
+    def footer(self, fields: Mapping[str, Any]) -> None:
+        """Write the last line and close the file. ``fields`` gives the exit code and whether
+        the run stopped early; the finish time, the elapsed seconds since ``header()`` and the
+        counts of the results written are filled in unless given."""
+        if not self._lines or self._footer_written:
+            raise HarnessError("the report footer must follow the header, written once")
+        defaults = {
+            "type": "footer",
+            "finished": _now(),
+            "elapsed": round(time.monotonic() - self._clock, 3),
+            "counts": dict(self._counts),
+        }
+        self._write(defaults | dict(fields))
+        self._footer_written = True
+        self.close()
+
+    def render(self) -> list[Path]:
+        """Close ``report.jsonl`` and render the other formats from it; the files written."""
+        self.close()
+        return render_reports(self.folder)
+
+    def close(self) -> None:
+        """Close ``report.jsonl``; what was written stays."""
+        self._file.close()
+
+    def _write(self, line: dict[str, Any]) -> None:
+        if self._file.closed:
+            raise HarnessError(f"{self.path}: the report is closed")
+        number = self._lines + 1
+        problem = _problem(line)
+        if problem:
+            raise HarnessError(
+                f"{self.path}:{number}: refusing to write an invalid line: {problem}"
+            )
+        try:
+            text = json.dumps(line, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise HarnessError(f"{self.path}:{number}: cannot write the line: {exc}") from None
+        # A lone surrogate cannot be encoded as UTF-8; written backslash-escaped it reads back
+        # as the JSON escape for itself, so the string still round-trips.
+        self._file.write(text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n")
+        self._file.flush()
+        self._lines = number
+
+
+def load_report(path: str | PathLike[str]) -> Report:
+    """Read and validate a ``report.jsonl`` (or the run folder holding one). A broken file
+    raises ``UsageError`` naming the line: not JSON, not a valid line, out of order, or a
+    footer whose counts do not match the results."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / JSONL
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the report: {exc.strerror}") from None
+    header: dict[str, Any] | None = None
+    results: list[dict[str, Any]] = []
+    footer: dict[str, Any] | None = None
+    raw_lines = data.split(b"\n")
+    if raw_lines[-1] == b"":
+        raw_lines.pop()
+    for number, raw in enumerate(raw_lines, 1):
+        where = f"{path}:{number}"
+        line = _parse(raw, where)
+        kind = line.get("type")
+        if footer is not None:
+            raise UsageError(f"{where}: a line after the footer")
+        if header is None and kind != "header":
+            raise UsageError(f"{where}: the first line must be the header, not {kind!r}")
+        if header is not None and kind == "header":
+            raise UsageError(f"{where}: a second header")
+        if kind == "header" and line.get("format") != FORMAT:
+            raise UsageError(
+                f"{where}: report format {line.get('format')!r} is not one this callstream "
+                f"reads (format {FORMAT})"
+            )
+        problem = _problem(line)
+        if problem:
+            raise UsageError(f"{where}: {problem}")
+        if kind == "header":
+            header = line
+        elif kind == "result":
+            results.append(line)
+        else:
+            footer = line
+            if footer["counts"] != _count(results):
+                raise UsageError(
+                    f"{where}: the footer counts {footer['counts']} do not match the "
+                    f"{len(results)} result lines {_count(results)}"
+                )
+    if header is None:
+        raise UsageError(f"{path}:1: the report is empty: no header")
+    return Report(header, results, footer)
+
+
+def render_reports(folder: str | PathLike[str]) -> list[Path]:
+    """Read ``folder/report.jsonl`` and write ``junit.xml``, ``summary.md``, ``report.html``
+    and ``badge.json`` beside it; the files written. The same file always gives the same bytes."""
+    folder = Path(folder)
+    report = load_report(folder / JSONL)
+    rendered = {
+        "junit.xml": _junit(report),
+        "summary.md": _summary(report),
+        "report.html": _html(report),
+        "badge.json": json.dumps(_badge(report), ensure_ascii=False, indent=2) + "\n",
+    }
+    written = []
+    for name, text in rendered.items():
+        path = folder / name
+        try:
+            path.write_text(text, encoding="utf-8", newline="\n")
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot write: {exc.strerror}") from None
+        written.append(path)
+    return written
+
+
+def rule_table(results: Iterable[Mapping[str, Any]]) -> dict[str, RuleTally]:
+    """For every rule, how many scenarios cite it and how they fared (each scenario counts once
+    per rule it cites, with its verdict over all its cases). Every rule of ``RULES`` is there,
+    in order, those no scenario cites flagged as holes; then any other rule cited."""
+    verdicts = _verdicts(results)
+    table: dict[str, RuleTally] = {
+        rule: RuleTally(scenarios=0, passed=0, failed=0, not_claimed=0, errored=0, hole=True)
+        for rule in RULES
+    }
+    cited = {rule for scenario in verdicts.values() for rule in scenario.rules}
+    for rule in sorted(cited - RULES.keys()):
+        table[rule] = RuleTally(
+            scenarios=0, passed=0, failed=0, not_claimed=0, errored=0, hole=True
+        )
+    for scenario in verdicts.values():
+        for rule in scenario.rules:
+            tally = table[rule]
+            tally["scenarios"] += 1
+            tally[scenario.outcome] += 1
+            tally["hole"] = False
+    return table
+
+
+# --- reading and validating ---
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    text = resources.files(__package__).joinpath("schemas/report.schema.json").read_text("utf-8")
+    return Draft202012Validator(json.loads(text))
+
+
+def _problem(line: Mapping[str, Any]) -> str | None:
+    """What is wrong with a line, by the schema, or None."""
+    error = best_match(_validator().iter_errors(line))
+    if error is None:
+        return None
+    return f"{error.json_path}: {error.message}"
+
+
+def _parse(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        line = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{where}: not UTF-8 at byte {exc.start}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{where}: not JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(line, dict):
+        raise UsageError(f"{where}: a line must be a JSON object, not {type(line).__name__}")
+    return line
+
+
+def _version() -> str:
+    try:
+        return metadata.version("callstream")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+# --- what every format shows ---
+
+
+class _Verdict(NamedTuple):
+    title: str
+    rules: tuple[str, ...]
+    outcome: Outcome
+    cases: dict[str, int]
+    first: dict[str, int]
+    """The line number of the first case with each outcome, for links."""
+
+
+def _count(results: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
+    for result in results:
+        counts[result["outcome"]] += 1
+    return counts
+
+
+def _verdicts(results: Iterable[Mapping[str, Any]]) -> dict[str, _Verdict]:
+    """Each scenario's verdict over its cases, in the order the scenarios first appear."""
+    found: dict[str, tuple[str, list[str], dict[str, int], dict[str, int]]] = {}
+    for line, result in enumerate(results, 2):
+        scenario = result["scenario"]
+        if scenario not in found:
+            found[scenario] = (result["title"], [], dict.fromkeys(OUTCOMES, 0), {})
+        _, rules, cases, first = found[scenario]
+        rules += [rule for rule in result["rules"] if rule not in rules]
+        cases[result["outcome"]] += 1
+        first.setdefault(result["outcome"], line)
+    return {
+        scenario: _Verdict(title, tuple(rules), _verdict(cases), cases, first)
+        for scenario, (title, rules, cases, first) in found.items()
+    }
+
+
+def _verdict(cases: Mapping[str, int]) -> Outcome:
+    outcome: Outcome
+    for outcome in ("failed", "errored", "passed"):
+        if cases[outcome]:
+            return outcome
+    return "not_claimed"
+
+
+def _name(report: Report) -> str:
+    implementation: dict[str, Any] = report.header["implementation"]
+    return str(implementation["name"])
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _totals(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{counts[outcome]} {_LABEL[outcome]}" for outcome in OUTCOMES)
+
+
+def _standing(report: Report) -> tuple[str, Outcome]:
+    """The run in a few words (``412/412 passed``, ``3 failed``) and the outcome that sets its
+    tone: failed, errored, passed, or not_claimed when nothing ran."""
+    counts = _count(report.results)
+    ran = counts["passed"] + counts["failed"] + counts["errored"]
+    bad = [f"{counts[o]} {_LABEL[o]}" for o in ("failed", "errored") if counts[o]]
+    if bad:
+        standing = ", ".join(bad), _verdict(counts)
+    elif ran:
+        standing = f"{counts['passed']}/{ran} passed", "passed"
+    else:
+        standing = "nothing claimed", "not_claimed"
+    return standing
+
+
+def _headline(report: Report) -> str:
+    """The standing with its symbol: ``✓ 412/412 passed``, ``✗ 3 failed``."""
+    words, tone = _standing(report)
+    unfinished = "" if report.footer else " (the run did not finish)"
+    return f"{_SYMBOL[tone]} {words}{unfinished}"
+
+
+_FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def _visible(text: str) -> str:
+    """Text safe for XML 1.0, HTML and Markdown: CRLF becomes LF, and every other control
+    character, lone surrogate or non-character is shown as its escape (``\\x00``)."""
+    return _FORBIDDEN.sub(_escape, text.replace("\r\n", "\n"))
+
+
+def _escape(match: re.Match[str]) -> str:
+    """The escape ``repr`` would show: ``\\r``, ``\\x00``, ``\\ud800``."""
+    return repr(match.group())[1:-1]
+
+
+def _clip(text: str, max_lines: int, max_chars: int) -> str:
+    """Keep the head and the tail of a long repro: the first chunks and what was released."""
+    lines = text.split("\n")
+    if len(lines) > max_lines:
+        half = max_lines // 2
+        cut = len(lines) - 2 * half
+        lines = [*lines[:half], f"… {cut} lines cut (full repro in {JSONL}) …", *lines[-half:]]
+        text = "\n".join(lines)
+    if len(text) > max_chars:
+        half = max_chars // 2
+        cut = len(text) - 2 * half
+        text = f"{text[:half]}\n… {cut} characters cut (full repro in {JSONL}) …\n{text[-half:]}"
+    return text
+
+
+def _problems(result: Mapping[str, Any]) -> list[str]:
+    """Each failed check as ``check (A2, C4): message``."""
+    return [
+        f"{failure['check']} ({', '.join(failure['rules'])}): {failure['message']}"
+        for failure in result["failures"]
+    ]
+
+
+def _failing(
+    results: Iterable[Mapping[str, Any]],
+) -> dict[str, list[tuple[int, Mapping[str, Any]]]]:
+    """The failed and errored cases of each scenario, with their line numbers, in file order."""
+    failing: dict[str, list[tuple[int, Mapping[str, Any]]]] = {}
+    for line, result in enumerate(results, 2):
+        if result["outcome"] in ("failed", "errored"):
+            failing.setdefault(result["scenario"], []).append((line, result))
+    return failing
+
+
+def _case_counts(verdict: _Verdict) -> str:
+    """``3 failed of 8 cases``, ``1 failed, 1 errored of 4 cases``."""
+    bad = [f"{verdict.cases[o]} {_LABEL[o]}" for o in ("failed", "errored") if verdict.cases[o]]
+    return f"{', '.join(bad)} of {_plural(sum(verdict.cases.values()), 'case')}"
+
+
+def _check_names(results: Iterable[Mapping[str, Any]]) -> str:
+    """The checks that failed, each once, or ``errored``."""
+    names = dict.fromkeys(f["check"] for result in results for f in result["failures"])
+    return ", ".join(names) or _LABEL["errored"]
+
+
+def _rule_title(rule: str) -> str:
+    return RULES.get(rule, "not a rule of REQUIREMENTS.md")
+
+
+def _row_state(tally: RuleTally) -> str:
+    """How a rule stands: ``hole``, or the worst verdict of the scenarios citing it."""
+    if tally["hole"]:
+        return "hole"
+    outcome: Outcome
+    for outcome in ("failed", "errored", "passed"):
+        if tally[outcome]:
+            return outcome
+    return "not_claimed"
+
+
+# --- JUnit XML ---
+
+
+def _junit(report: Report) -> str:
+    """One <testsuite> per profile; a case is ``classname=scenario, name=profile/splitting``."""
+    header = report.header
+    root = ET.Element("testsuites", name=_visible(f"callstream: {_name(report)}"))
+    suites: dict[str, list[Mapping[str, Any]]] = {}
+    for result in report.results:
+        suites.setdefault(result["profile"], []).append(result)
+    for profile, results in suites.items():
+        suite = ET.SubElement(root, "testsuite", name=_visible(profile))
+        _junit_counts(suite, results)
+        suite.set("timestamp", header["started"])
+        properties = ET.SubElement(suite, "properties")
+        for name, value in (
+            ("implementation", _name(report)),
+            ("connectable", header["implementation"]["connectable"]),
+            ("callstream", header["callstream"]),
+        ):
+            ET.SubElement(properties, "property", name=name, value=_visible(str(value)))
+        for case in results:
+            suite.append(_junit_case(case))
+    _junit_counts(root, report.results)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def _junit_counts(element: ET.Element, results: Sequence[Mapping[str, Any]]) -> None:
+    counts = _count(results)
+    element.set("tests", str(len(results)))
+    element.set("failures", str(counts["failed"]))
+    element.set("errors", str(counts["errored"]))
+    element.set("skipped", str(counts["not_claimed"]))
+    element.set("time", f"{sum(result['elapsed'] for result in results):.3f}")
+
+
+def _junit_case(result: Mapping[str, Any]) -> ET.Element:
+    case = ET.Element(
+        "testcase",
+        classname=_visible(result["scenario"]),
+        name=_visible(f"{result['profile']}/{result['splitting']}"),
+        time=f"{result['elapsed']:.3f}",
+    )
+    outcome = result["outcome"]
+    if outcome == "failed":
+        problems = _problems(result)
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        text = "\n".join(problems)
+        if result["repro"] is not None:
+            text += "\n\nrepro:\n" + result["repro"]
+        failure = ET.SubElement(
+            case,
+            "failure",
+            message=_visible(problems[0] + more),
+            type=_visible(",".join(failure["check"] for failure in result["failures"])),
+        )
+        failure.text = _visible(f"{result['title']}\n\n{text}")
+    elif outcome == "not_claimed":
+        skipped = ET.SubElement(case, "skipped", message="not claimed")
+        skipped.text = _visible(result["detail"] or "")
+    elif outcome == "errored":
+        detail = result["detail"]
+        error = ET.SubElement(case, "error", message=_visible(detail.strip().split("\n")[-1]))
+        error.text = _visible(detail)
+    return case
+
+
+# --- Markdown summary ---
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#!])")
+
+
+def _md(text: str) -> str:
+    """Text for a Markdown line or table cell: one line, special characters escaped."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", _visible(text).replace("\n", " "))
+
+
+def _md_code(text: str) -> str:
+    """An inline code span that holds any text (the fence outgrows its backticks)."""
+    text = _visible(text).replace("\n", " ")
+    ticks = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _md_block(text: str) -> str:
+    """A fenced code block that holds any text."""
+    fence = "`" * max(3, max(map(len, re.findall("`+", text)), default=0) + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def _summary(report: Report) -> str:
+    header, footer = report.header, report.footer
+    counts = _count(report.results)
+    out = [
+        f"# callstream: {_md(_name(report))} — {_md(_headline(report))}",
+        "",
+        f"{_totals(counts)} of {_plural(len(report.results), 'case')} in "
+        f"{_plural(len(_verdicts(report.results)), 'scenario')}.",
+        "",
+        f"Implementation {_md_code(header['implementation']['connectable'])} · "
+        f"callstream {_md(header['callstream'])} · started {_md(header['started'])}"
+        + (
+            f" · {footer['elapsed']:.1f} s · exit code {footer['exit_code']}"
+            + (" · stopped early" if footer["stopped_early"] else "")
+            if footer
+            else " · **the run did not finish: no footer**"
+        ),
+        "",
+        "## Rules",
+        "",
+        "| | Rule | Title | Scenarios | Passed | Failed | Not claimed | Errored |",
+        "|---|---|---|--:|--:|--:|--:|--:|",
+    ]
+    table = rule_table(report.results)
+    for rule, tally in table.items():
+        scenarios = "**0: hole**" if tally["hole"] else str(tally["scenarios"])
+        out.append(
+            f"| {_SYMBOL[_row_state(tally)]} | {_md(rule)} | {_md(_rule_title(rule))} | "
+            f"{scenarios} | {tally['passed']} | {tally['failed']} | {tally['not_claimed']} | "
+            f"{tally['errored']} |"
+        )
+    holes = [rule for rule, tally in table.items() if tally["hole"]]
+    if holes:
+        out += ["", f"{_SYMBOL['hole']} Holes: no scenario cites {', '.join(holes)}."]
+    failing = _failing(report.results)
+    if failing:
+        verdicts = _verdicts(report.results)
+        groups = list(failing.items())
+        out += ["", "## Failures", ""]
+        for scenario, cases in groups[:_SUMMARY_DETAILED]:
+            out += _summary_scenario(scenario, verdicts[scenario], cases)
+        rest = groups[_SUMMARY_DETAILED:]
+        if rest:
+            out += [f"{_plural(len(rest), 'more failing scenario')}, all in report.html:", ""]
+            out += [
+                f"- {_SYMBOL[verdicts[scenario].outcome]} {_md_code(scenario)} "
+                f"{_md(verdicts[scenario].title)}: {_md(_case_counts(verdicts[scenario]))} "
+                f"({_md(_check_names(result for _, result in cases))})"
+                for scenario, cases in rest[:_SUMMARY_LISTED]
+            ]
+            if len(rest) > _SUMMARY_LISTED:
+                out.append(f"- … and {len(rest) - _SUMMARY_LISTED} more")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _summary_scenario(
+    scenario: str, verdict: _Verdict, cases: Sequence[tuple[int, Mapping[str, Any]]]
+) -> list[str]:
+    """A failing scenario: its first bad case in full, with the repro; the others in a line."""
+    _, first = cases[0]
+    out = [
+        f"### {_SYMBOL[verdict.outcome]} {_md_code(scenario)} {_md(verdict.title)}",
+        "",
+        f"{_md(_case_counts(verdict))} · rules {_md(', '.join(verdict.rules))}"
+        + (f" · {_md_code(first['source'])}" if first["source"] else ""),
+        "",
+        f"**{_md(first['profile'])}/{_md(first['splitting'])}** {_md(_LABEL[first['outcome']])}:",
+        "",
+    ]
+    out += [
+        f"- {_md_code(failure['check'])} ({_md(', '.join(failure['rules']))}): "
+        + _md(failure["message"])
+        for failure in first["failures"]
+    ]
+    if first["failures"]:
+        out.append("")
+    for text in (first["detail"], first["repro"]):
+        if text is not None:
+            out += [_md_block(_visible(_clip(text, 60, 6000))), ""]
+    others = [
+        f"{_md(result['profile'])}/{_md(result['splitting'])} ({_md(_check_names([result]))})"
+        for _, result in cases[1:]
+    ]
+    if others:
+        shown = ", ".join(others[:_SUMMARY_OTHERS])
+        more = len(others) - _SUMMARY_OTHERS
+        out += [f"Also: {shown}" + (f" and {more} more." if more > 0 else "."), ""]
+    return out
+
+
+# --- HTML ---
+
+_CSS = """
+:root { --line: #d0d7de; --muted: #57606a; --code-bg: #f6f8fa; }
+.passed { --c: #1a7f37; --bg: #dafbe1; }
+.failed { --c: #cf222e; --bg: #ffebe9; }
+.not_claimed { --c: #57606a; --bg: #eaeef2; }
+.errored { --c: #8250df; --bg: #fbefff; }
+.hole { --c: #9a6700; --bg: #fff8c5; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+  color: #1f2328; background: #fff; }
+header, main, footer { max-width: 1280px; margin: 0 auto; padding: 0 24px; }
+header { padding-top: 20px; }
+h1 { font-size: 26px; margin: 0 0 4px; }
+h1 .impl { font-weight: 400; }
+h2 { font-size: 20px; margin: 32px 0 8px; padding-bottom: 4px;
+  border-bottom: 1px solid var(--line); }
+code, pre, .cell { font-family: ui-monospace, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono",
+  monospace; }
+code { font-size: 13px; }
+.verdict { font-size: 18px; font-weight: 600; margin: 4px 0 12px; color: var(--c); }
+.tiles { display: flex; gap: 12px; flex-wrap: wrap; margin: 12px 0; }
+.tile { padding: 8px 16px; border-radius: 8px; min-width: 130px; border: 1px solid var(--c);
+  color: var(--c); background: var(--bg); }
+.tile b { display: block; font-size: 26px; line-height: 1.2; }
+.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 12px 0;
+  font-size: 13px; color: var(--muted); }
+.meta dt { font-weight: 600; }
+.meta dd { margin: 0; overflow-wrap: anywhere; }
+.legend { font-size: 13px; color: var(--muted); }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; vertical-align: top; padding: 6px 8px;
+  border-bottom: 1px solid var(--line); }
+thead th { font-size: 13px; color: var(--muted); border-bottom: 2px solid var(--line); }
+.n { text-align: right; font-variant-numeric: tabular-nums; width: 3.5em; }
+td.n { color: var(--c, inherit); }
+td.n.zero { color: #8c959f; }
+.matrix th[scope=row] { white-space: nowrap; }
+.matrix .sym { width: 1.5em; text-align: center; font-weight: 700; color: var(--c); }
+.matrix .title { width: 17em; }
+.matrix tr.hole > * { background: var(--bg); color: var(--c); }
+.cells { line-height: 1.9; }
+.cell { display: inline-block; font-size: 12px; line-height: 1.4; padding: 1px 6px; margin: 1px 0;
+  border: 1px solid var(--c); border-radius: 4px; color: var(--c); background: var(--bg);
+  text-decoration: none; white-space: nowrap; }
+a.cell:hover { text-decoration: underline; }
+details.group { border: 1px solid var(--line); border-left: 4px solid var(--c);
+  border-radius: 6px; margin: 8px 0; }
+details.case { border: 1px solid var(--line); border-radius: 6px; margin: 6px 0; }
+details > summary { cursor: pointer; padding: 6px 12px; }
+details > summary .sym { font-weight: 700; color: var(--c); }
+details[open] > summary { border-bottom: 1px solid var(--line); background: var(--bg); }
+.cases { padding: 4px 12px 8px; }
+.where { color: var(--muted); margin-left: 8px; font-size: 13px; white-space: nowrap; }
+.checknames { margin-left: 8px; font-size: 12px; white-space: nowrap; color: var(--c);
+  font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
+.body { padding: 8px 12px 12px; }
+.body h4 { margin: 12px 0 4px; font-size: 13px; color: var(--muted); }
+pre { background: var(--code-bg); border: 1px solid var(--line); border-radius: 6px;
+  padding: 8px 12px; font-size: 12.5px; line-height: 1.45; overflow-x: auto; white-space: pre;
+  margin: 0; }
+.facts { font-size: 13px; color: var(--muted); margin: 8px 0 0; }
+button { font: inherit; font-size: 13px; padding: 2px 10px; border: 1px solid var(--line);
+  border-radius: 6px; background: var(--code-bg); cursor: pointer; }
+footer { color: var(--muted); font-size: 12px; padding: 32px 24px; }
+"""
+
+_SCRIPT = """
+function openTarget() {
+  var target = location.hash && document.getElementById(location.hash.slice(1));
+  for (var node = target; node; node = node.parentElement) {
+    if (node.tagName === "DETAILS") node.open = true;
+  }
+  if (target) target.scrollIntoView();
+}
+window.addEventListener("hashchange", openTarget);
+openTarget();
+document.querySelectorAll("button[data-open]").forEach(function (button) {
+  button.addEventListener("click", function () {
+    var open = button.dataset.open === "1";
+    document.querySelectorAll("#failures details").forEach(function (d) { d.open = open; });
+  });
+});
+"""
+
+
+def _h(value: object) -> str:
+    """Text for HTML, escaped and with control characters made visible."""
+    return html.escape(_visible(str(value)), quote=True)
+
+
+def _html(report: Report) -> str:
+    header, footer = report.header, report.footer
+    counts = _count(report.results)
+    verdicts = _verdicts(report.results)
+    headline = _headline(report)
+    tone: str = _standing(report)[1]
+    if not report.footer and tone in ("passed", "not_claimed"):
+        tone = "hole"
+    tiles = "".join(
+        f'<div class="tile {outcome}"><b>{counts[outcome]}</b>'
+        f"{_SYMBOL[outcome]} {_LABEL[outcome]}</div>"
+        for outcome in OUTCOMES
+    )
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>callstream: {_h(_name(report))} — {_h(headline)}</title>",
+        f"<style>{_CSS}</style>",
+        "</head>",
+        "<body>",
+        "<header>",
+        f'<h1>callstream <span class="impl">· {_h(_name(report))}</span></h1>',
+        f'<p class="verdict {tone}">{_h(headline)}</p>',
+        f'<div class="tiles">{tiles}</div>',
+        f'<dl class="meta">{_html_meta(header, footer, len(verdicts))}</dl>',
+        "</header>",
+        "<main>",
+        _html_matrix(report),
+        _html_failures(report),
+        _html_not_claimed(report),
+        "</main>",
+        f"<footer>Rendered by callstream {_h(header['callstream'])} from {JSONL}.</footer>",
+        f"<script>{_SCRIPT}</script>",
+        "</body>",
+        "</html>",
+    ]
+    return "\n".join(part for part in parts if part) + "\n"
+
+
+def _html_meta(header: Mapping[str, Any], footer: Mapping[str, Any] | None, scenarios: int) -> str:
+    implementation = header["implementation"]
+    facts: list[tuple[str, str]] = [
+        ("implementation", f"<code>{_h(implementation['connectable'])}</code>"),
+        ("claims", f"<code>{_h(json.dumps(implementation['claims'], sort_keys=True))}</code>"),
+        (
+            "run",
+            f"{_plural(header['cases'], 'case')} planned in "
+            f"{_plural(header['scenarios'], 'scenario')}; "
+            f"{_plural(scenarios, 'scenario')} reported",
+        ),
+        ("started", _h(header["started"])),
+    ]
+    if footer:
+        early = ", stopped early" if footer["stopped_early"] else ""
+        facts += [
+            ("finished", f"{_h(footer['finished'])} ({footer['elapsed']:.1f} s{early})"),
+            ("exit code", _h(footer["exit_code"])),
+        ]
+    else:
+        facts.append(("finished", "<strong>no: the report has no footer</strong>"))
+    facts += [
+        ("command", f"<code>{_h(' '.join(header['argv']))}</code>"),
+        ("filter", f"<code>{_h(json.dumps(header['filter'], sort_keys=True))}</code>"),
+        (
+            "harness",
+            f"callstream {_h(header['callstream'])} · Python {_h(header['python'])} · "
+            f"{_h(header['platform'])}",
+        ),
+    ]
+    return "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in facts)
+
+
+def _html_matrix(report: Report) -> str:
+    verdicts = _verdicts(report.results)
+    by_rule: dict[str, list[str]] = {}
+    for scenario, verdict in verdicts.items():
+        for rule in verdict.rules:
+            by_rule.setdefault(rule, []).append(scenario)
+    legend = " ".join(
+        f'<span class="cell {outcome}">{_SYMBOL[outcome]} {_LABEL[outcome]}</span>'
+        for outcome in OUTCOMES
+    )
+    rows = []
+    for rule, tally in rule_table(report.results).items():
+        state = _row_state(tally)
+        if tally["hole"]:
+            cells = f'<span class="cell hole">⚠ hole: no scenario cites {_h(rule)}</span>'
+        else:
+            cells = " ".join(_html_cell(scenario, verdicts[scenario]) for scenario in by_rule[rule])
+        numbers = "".join(
+            f'<td class="n {outcome if tally[outcome] else "zero"}">{tally[outcome]}</td>'
+            for outcome in OUTCOMES
+        )
+        row = '<tr class="hole">' if tally["hole"] else "<tr>"
+        rows.append(
+            f'{row}<td class="sym {state}">{_SYMBOL[state]}</td>'
+            f'<th scope="row">{_h(rule)}</th><td class="title">{_h(_rule_title(rule))}</td>'
+            f'<td class="n">{tally["scenarios"]}</td>{numbers}<td class="cells">{cells}</td></tr>'
+        )
+    head = "".join(f'<th class="n" title="{_LABEL[o]}">{_SYMBOL[o]}</th>' for o in OUTCOMES)
+    return (
+        '<section id="rules"><h2>Rules × scenarios</h2>'
+        f'<p class="legend">{legend} <span class="cell hole">{_SYMBOL["hole"]} hole</span> '
+        "— each scenario is shown under every rule it cites. A scenario passes when every case "
+        "of it that ran passed; a failed one links to its first failure.</p>"
+        '<table class="matrix"><thead><tr><th></th><th>Rule</th><th>Title</th>'
+        f'<th class="n">Scen.</th>{head}<th>Scenarios</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></section>"
+    )
+
+
+def _html_cell(scenario: str, verdict: _Verdict) -> str:
+    outcome = verdict.outcome
+    cases = ", ".join(f"{n} {_LABEL[o]}" for o, n in verdict.cases.items() if n)
+    attributes = f'class="cell {outcome}" title="{_h(verdict.title)} ({_h(cases)})"'
+    text = f"{_SYMBOL[outcome]} {_h(scenario)}"
+    if outcome in ("failed", "errored"):
+        return f'<a {attributes} href="#line-{verdict.first[outcome]}">{text}</a>'
+    return f"<span {attributes}>{text}</span>"
+
+
+def _html_failures(report: Report) -> str:
+    failing = _failing(report.results)
+    if not failing:
+        return ""
+    verdicts = _verdicts(report.results)
+    groups = "".join(
+        _html_scenario(scenario, verdicts[scenario], cases) for scenario, cases in failing.items()
+    )
+    total = sum(len(cases) for cases in failing.values())
+    return (
+        f'<section id="failures"><h2>Failures ({_plural(total, "case")} in '
+        f"{_plural(len(failing), 'scenario')})</h2>"
+        '<p><button data-open="1">expand all</button> <button data-open="0">collapse all</button>'
+        f"</p>{groups}</section>"
+    )
+
+
+def _html_scenario(
+    scenario: str, verdict: _Verdict, cases: Sequence[tuple[int, Mapping[str, Any]]]
+) -> str:
+    """A failing scenario: a summary line, opening onto each of its bad cases."""
+    return (
+        f'<details class="group {verdict.outcome}"><summary>'
+        f'<span class="sym">{_SYMBOL[verdict.outcome]}</span> <code>{_h(scenario)}</code> '
+        f"{_h(verdict.title)}"
+        f'<span class="where">{_h(_case_counts(verdict))}</span>'
+        f'<span class="checknames">{_h(_check_names(result for _, result in cases))}</span>'
+        "</summary>"
+        f'<div class="cases">{"".join(_html_case(line, result) for line, result in cases)}</div>'
+        "</details>"
+    )
+
+
+def _html_case(line: int, result: Mapping[str, Any]) -> str:
+    """One bad case: its failed checks, its detail and its repro."""
+    outcome = result["outcome"]
+    rows = "".join(
+        f"<tr><td><code>{_h(failure['check'])}</code></td><td>{_h(', '.join(failure['rules']))}"
+        f"</td><td>{_h(failure['message'])}</td></tr>"
+        for failure in result["failures"]
+    )
+    body = []
+    if rows:
+        body.append(
+            "<table><thead><tr><th>Check</th><th>Rules</th><th>What went wrong</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+        )
+    if result["detail"] is not None:
+        body.append(f"<h4>Detail</h4><pre>{_h(_clip(result['detail'], 400, 100_000))}</pre>")
+    if result["repro"] is not None:
+        body.append(
+            "<h4>Repro: the chunks fed, boundaries as lines, then what was released</h4>"
+            f"<pre>{_h(_clip(result['repro'], 400, 100_000))}</pre>"
+        )
+    body.append(
+        f'<p class="facts">{_h(result["kind"])} scenario · rules {_h(", ".join(result["rules"]))}'
+        f" · tags {_h(', '.join(result['tags']) or 'none')}"
+        f" · {_plural(result['chunkings'], 'chunking')} run"
+        f" · {result['elapsed']:.3f} s"
+        + (f" · defined at <code>{_h(result['source'])}</code>" if result["source"] else "")
+        + f" · {JSONL} line {line}</p>"
+    )
+    return (
+        f'<details class="case {outcome}" id="line-{line}"><summary>'
+        f'<span class="sym">{_SYMBOL[outcome]}</span> '
+        f"{_h(result['profile'])} / {_h(result['splitting'])}"
+        f'<span class="checknames">{_h(_check_names([result]))}</span>'
+        f'</summary><div class="body">{"".join(body)}</div></details>'
+    )
+
+
+def _html_not_claimed(report: Report) -> str:
+    reasons: dict[str, dict[str, int]] = {}
+    for result in report.results:
+        if result["outcome"] == "not_claimed":
+            why = reasons.setdefault(result["scenario"], {})
+            detail = result["detail"] or "not claimed"
+            why[detail] = why.get(detail, 0) + 1
+    if not reasons:
+        return ""
+    total = sum(sum(why.values()) for why in reasons.values())
+    rows = "".join(
+        f"<tr><td><code>{_h(scenario)}</code></td><td class='n'>{n}</td><td>{_h(detail)}</td></tr>"
+        for scenario, why in reasons.items()
+        for detail, n in why.items()
+    )
+    return (
+        f'<section id="not-claimed"><h2>Not claimed ({total})</h2><details>'
+        f"<summary>{_plural(total, 'case')} in {_plural(len(reasons), 'scenario')} "
+        f"{'needs' if total == 1 else 'need'} something the implementation does not claim"
+        "</summary><table><thead><tr>"
+        "<th>Scenario</th><th class='n'>Cases</th><th>Why</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></details></section>"
+    )
+
+
+# --- badge ---
+
+
+def _badge(report: Report) -> dict[str, Any]:
+    """A shields.io endpoint: ``412/412 passed`` in green, ``3 failed`` in red."""
+    message, tone = _standing(report)
+    color = {"passed": "brightgreen", "not_claimed": "lightgrey"}.get(tone, "red")
+    if report.footer is None:
+        message += " (unfinished)"
+        color = "red" if color == "red" else "orange"
+    return {"schemaVersion": 1, "label": "callstream", "message": message, "color": color}

@@ -1,0 +1,28 @@
+"""Fauxmplementations: implementations broken on purpose, to test the harness itself (after
+Bowtie's). Each is the reference assembler on ordinary streams and misbehaves only on a stream
+that offers the tool named ``TRIGGER``, so a test can check that one bad case is reported and
+the rest of the run goes on.
+
+- ``raising``: ``feed()`` raises.
+- ``hanging``: ``feed()`` sleeps forever.
+- ``dying``: ``feed()`` ends its process, by ``os._exit`` (``exits``) or a segfault
+  (``segfaults``).
+- ``garbage``: ``feed()`` returns things that are not results.
+- ``parent_only``: the module cannot be imported in a worker process at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reference_impl import Tool
+
+__all__ = ["TRIGGER", "misbehaves"]
+
+TRIGGER = "misbehave"
+"""The tool name that makes a fauxmplementation misbehave."""
+
+
+def misbehaves(tools: Sequence[Tool]) -> bool:
+    """True when the stream offers the ``TRIGGER`` tool."""
+    return any(tool.name == TRIGGER for tool in tools)

@@ -1,0 +1,121 @@
+"""``pytest --callstream-impl``: the corpus as pytest items, run in process, with xdist too."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from harness.implementations import DEFAULT
+
+pytest_plugins = ["pytester"]
+
+CORPUS = str(Path(__file__).parent / "fauxmplementations" / "corpus.yaml")
+RAISING = "py:tests.fauxmplementations.raising:factory"
+ITEMS = [
+    "callstream::oc-faux-paris[lenient-whole]",
+    "callstream::oc-faux-paris[lenient-bytes]",
+    "callstream::oc-faux-trigger[lenient-whole]",
+    "callstream::oc-faux-rome[lenient-whole]",
+    "callstream::oc-faux-rome[lenient-random-1]",
+    "callstream::oc-faux-strict-only[lenient-whole]",
+]
+
+
+def corpus(pytester: pytest.Pytester, impl: str, *args: str) -> pytest.RunResult:
+    """Run the mini corpus on ``impl``. (``--option=PATH``: pytest picks its root folder from the
+    paths of the command line before it knows the plugin's options.)"""
+    return pytester.runpytest(
+        f"--callstream-impl={impl}", f"--callstream-scenarios={CORPUS}", *args
+    )
+
+
+def test_the_plugin_is_installed_as_a_pytest11_entry_point() -> None:
+    """pytest finds the plugin without any -p or conftest."""
+    plugins = {ep.name: ep.value for ep in entry_points(group="pytest11")}
+    assert plugins.get("callstream") == "harness.pytest_plugin"
+
+
+def test_one_item_per_case_in_corpus_order(pytester: pytest.Pytester) -> None:
+    """Items are named callstream::<id>[<profile>-<splitting>]."""
+    result = corpus(pytester, DEFAULT, "--collect-only", "-q")
+    assert result.outlines[: len(ITEMS)] == ITEMS
+
+
+def test_the_reference_passes_and_unclaimed_cases_are_skipped(pytester: pytest.Pytester) -> None:
+    """A strict-only scenario is skipped as not claimed under the lenient profile."""
+    result = corpus(pytester, DEFAULT, "-rs")
+    result.assert_outcomes(passed=5, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED * not claimed: the implementation claims the lenient profile; *"]
+    )
+
+
+def test_a_failing_case_shows_the_failed_checks_and_the_repro(pytester: pytest.Pytester) -> None:
+    """The failure reads as the checks' messages, the chunks and the implementation's own
+    traceback; not as a traceback through the plugin."""
+    result = corpus(pytester, RAISING)
+    result.assert_outcomes(passed=4, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*callstream oc-faux-trigger[[]lenient-whole[]]*",
+            "oc-faux-trigger [[]lenient-whole[]]: The stream on which a fauxmplementation *",
+            "rules V6; defined at *corpus.yaml:14",
+            "  no_crash (V6): the implementation raised RuntimeError: fauxmplementation: *",
+            "repro:",
+            "[[]0[]] b'data: *",
+            "released:",
+            "  nothing",
+            "raised:",
+            "Traceback (most recent call last):",
+            '*/fauxmplementations/raising.py", line *, in feed',
+            "*",
+            "RuntimeError: fauxmplementation: feed() blew up",
+            "*",
+            "FAILED callstream::oc-faux-trigger[[]lenient-whole[]] - *",
+        ]
+    )
+    assert "pytest_plugin.py" not in result.stdout.str()
+
+
+def test_pytest_k_also_matches_tags_and_rules(pytester: pytest.Pytester) -> None:
+    """-k A5 selects the scenarios citing rule A5; -k lifecycle those tagged so."""
+    corpus(pytester, DEFAULT, "-k", "A5").assert_outcomes(passed=2, deselected=4)
+    corpus(pytester, RAISING, "-k", "lifecycle").assert_outcomes(failed=1, deselected=5)
+
+
+def test_items_are_the_same_in_every_xdist_worker(pytester: pytest.Pytester) -> None:
+    """-n 2 collects and runs the corpus as a single process does."""
+    # Without the heavy plugins that callstream's items do not use, workers start faster.
+    result = corpus(pytester, DEFAULT, "-n", "2", "-p", "no:hypothesispytest", "-p", "no:anyio")
+    result.assert_outcomes(passed=5, skipped=1)
+
+
+def test_scenario_errors_fail_collection_with_path_and_line(pytester: pytest.Pytester) -> None:
+    """A broken scenario file is a collection error saying where."""
+    broken = pytester.path / "broken.yaml"
+    broken.write_text("scenarios:\n  - id: oc-broken\n    title: no rules\n    tools: []\n")
+    result = pytester.runpytest(
+        f"--callstream-impl={DEFAULT}", "--callstream-scenarios=broken.yaml"
+    )
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["scenario errors:", f"{broken}:2: *"])
+
+
+def test_a_bad_implementation_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    """pytest stops before collecting, with the connectable's problem."""
+    result = pytester.runpytest("--callstream-impl", "py:no_such_module_anywhere:make")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--callstream-impl: *no module named no_such_module_anywhere"])
+
+
+def test_without_callstream_impl_the_plugin_does_nothing(pytester: pytest.Pytester) -> None:
+    """A project's own test run collects only its own tests."""
+    pytester.makepyfile(test_own="def test_own(): pass")
+    result = pytester.runpytest("--collect-only", "-q")
+    assert result.outlines[0] == "test_own.py::test_own"
+    assert not any("callstream" in line for line in result.outlines)
+    result = pytester.runpytest(f"--callstream-scenarios={CORPUS}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--callstream-scenarios needs --callstream-impl"])
