@@ -87,6 +87,11 @@ def _safe(expected: Expected, seen: Observation) -> list[str]:
         if call is None or call.status != "ready":
             reason = "it does not exist" if call is None else f"it must be rejected {call.reason}"
             problems.append(f"call {_where(result.key)} was released ready but {reason}")
+        elif call.name is not None and result.name != call.name:
+            problems.append(
+                f"call {_where(result.key)} was released ready as {_show(result.name)}, "
+                f"but it calls {_show(call.name)}"
+            )
         elif call.check_arguments and result.arguments != call.arguments:
             problems.append(
                 f"call {_where(result.key)} was released ready with arguments "

@@ -8,9 +8,10 @@ Whatever the implementation raises is recorded as its failure, never raised here
 
 from __future__ import annotations
 
+import json
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,21 +37,26 @@ class Observed:
 
     @classmethod
     def from_result(cls, result: Any) -> Observed:
-        """Normalise a dict or an object with the contract's fields."""
-        get: Callable[[str], Any]
-        if isinstance(result, dict):
-            get = result.get
+        """Normalise a mapping or an object with the contract's fields into plain JSON values.
+
+        Raises TypeError for anything else, which ``observe`` records as the implementation's
+        failure; values that are not JSON are kept as their ``repr``, so no check or report can
+        trip over an implementation's objects.
+        """
+        if isinstance(result, Mapping):
+            values = [result.get(name) for name in _FIELDS]
+        elif all(hasattr(result, name) for name in ("status", "arguments_text")):
+            values = [getattr(result, name, None) for name in _FIELDS]
         else:
-
-            def get(name: str) -> Any:
-                return getattr(result, name, None)
-
-        values = [get(name) for name in _FIELDS]
+            raise TypeError(
+                f"a result must be a mapping or an object with the contract's fields "
+                f"{', '.join(_FIELDS)}; got {type(result).__name__}"
+            )
         # Enum members (StrEnum) compare equal to their value; keep plain strings for reports.
         for position in (6, 7):
             if values[position] is not None:
                 values[position] = str(getattr(values[position], "value", values[position]))
-        return cls(*values)
+        return cls(*(_plain(value) for value in values))
 
     @property
     def key(self) -> tuple[Any, Any]:
@@ -122,6 +128,17 @@ def observe(
     return Observation(
         tuple(releases), elapsed=time.perf_counter() - started, findings=_findings(asm)
     )
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as plain JSON data (a copy), or its repr when it is not JSON."""
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError, RecursionError):
+        try:
+            return f"<not JSON: {value!r:.200}>"
+        except Exception:
+            return f"<not JSON: {type(value).__name__}>"
 
 
 def _findings(asm: Any) -> frozenset[str] | None:

@@ -71,6 +71,8 @@ class _Derivation:
                 )
         if ending.after_finish and ending.finish is None:
             raise PlanError("ending.after_finish needs a finish reason")
+        if len(spec.calls) > spec.limits.max_calls or spec.choices > spec.limits.max_choices:
+            raise PlanError("a plan past max_calls or max_choices fails the whole stream")
         if spec.schedule == "interleaved":
             for choice in range(spec.choices):
                 wires = [
@@ -210,8 +212,8 @@ class _Derivation:
         if not self.strict and self._ambiguous(plan.choice):
             base.pop("arguments_text")
             return ExpectedCall("rejected", "protocol_error", **base)
-        size = len(text.encode("utf-8", "surrogatepass"))
-        if size > spec.limits.max_argument_bytes:
+        true_text = plan.arguments if text is None else text
+        if len(true_text.encode("utf-8", "surrogatepass")) > spec.limits.max_argument_bytes:
             base["arguments_text"] = None  # cut at the limit: not compared
             return ExpectedCall("rejected", "too_large", **base)
 
@@ -247,7 +249,8 @@ class _Derivation:
                 return ExpectedCall("rejected", "missing_id", **base)
             self.findings.add("C7")
             synthetic = True
-        value, problem = self._parse(plan, base["arguments_text"], tool)
+        text = plan.arguments if plan.arguments_as_value else base["arguments_text"]
+        value, problem = self._parse(plan, text, tool)
         if problem is not None:
             return ExpectedCall("rejected", problem, synthetic_id=synthetic, **base)
         release = self.rendered.finish_offset(plan.choice)
@@ -281,9 +284,9 @@ class _Derivation:
             return None, "schema_violation"
         return value, None
 
-    def _text(self, plan: CallPlan) -> str:
+    def _text(self, plan: CallPlan) -> str | None:
         if plan.arguments_as_value:
-            return json.dumps(json.loads(plan.arguments), ensure_ascii=False)
+            return None  # the implementation serialises the value its own way
         if plan.snapshots:
             so_far, out = "", []
             for fragment in plan.fragments:

@@ -39,7 +39,7 @@ from jsonschema.exceptions import best_match
 
 from .case import CaseResult, Outcome
 from .errors import HarnessError, UsageError
-from .rules import RULES
+from .rules import NOT_CERTIFIABLE, RULES
 
 __all__ = [
     "FORMAT",
@@ -284,10 +284,18 @@ def render_reports(folder: str | PathLike[str]) -> list[Path]:
 def rule_table(results: Iterable[Mapping[str, Any]]) -> dict[str, RuleTally]:
     """For every rule, how many scenarios cite it and how they fared (each scenario counts once
     per rule it cites, with its verdict over all its cases). Every rule of ``RULES`` is there,
-    in order, those no scenario cites flagged as holes; then any other rule cited."""
+    in order, those no scenario cites flagged as holes (unless no scenario can certify them:
+    ``NOT_CERTIFIABLE``); then any other rule cited."""
     verdicts = _verdicts(results)
     table: dict[str, RuleTally] = {
-        rule: RuleTally(scenarios=0, passed=0, failed=0, not_claimed=0, errored=0, hole=True)
+        rule: RuleTally(
+            scenarios=0,
+            passed=0,
+            failed=0,
+            not_claimed=0,
+            errored=0,
+            hole=rule not in NOT_CERTIFIABLE,
+        )
         for rule in RULES
     }
     cited = {rule for scenario in verdicts.values() for rule in scenario.rules}
@@ -615,7 +623,12 @@ def _summary(report: Report) -> str:
     ]
     table = rule_table(report.results)
     for rule, tally in table.items():
-        scenarios = "**0: hole**" if tally["hole"] else str(tally["scenarios"])
+        if tally["hole"]:
+            scenarios = "**0: hole**"
+        elif not tally["scenarios"] and rule in NOT_CERTIFIABLE:
+            scenarios = f"0: not certifiable here ({_md(NOT_CERTIFIABLE[rule])})"
+        else:
+            scenarios = str(tally["scenarios"])
         out.append(
             f"| {_SYMBOL[_row_state(tally)]} | {_md(rule)} | {_md(_rule_title(rule))} | "
             f"{scenarios} | {tally['passed']} | {tally['failed']} | {tally['not_claimed']} | "
@@ -862,6 +875,9 @@ def _html_matrix(report: Report) -> str:
         state = _row_state(tally)
         if tally["hole"]:
             cells = f'<span class="cell hole">⚠ hole: no scenario cites {_h(rule)}</span>'
+        elif not tally["scenarios"]:
+            reason = _h(NOT_CERTIFIABLE.get(rule, ""))
+            cells = f'<span class="cell not_claimed">not certifiable here: {reason}</span>'
         else:
             cells = " ".join(_html_cell(scenario, verdicts[scenario]) for scenario in by_rule[rule])
         numbers = "".join(

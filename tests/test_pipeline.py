@@ -298,3 +298,30 @@ def test_repro_shows_boundaries_and_escapes() -> None:
     """A repro lists each chunk with its number, CR and LF and UTF-8 bytes escaped."""
     shown = format_chunks([b"data: \xc3", b"\xa9\r", b"\n\n"])
     assert shown == "[0] b'data: \\xc3'\n[1] b'\\xa9\\r'\n[2] b'\\n\\n'"
+
+
+def test_a_result_that_is_not_a_result_is_the_implementations_failure() -> None:
+    """A feed() that returns strings instead of results fails no_crash with a clear message,
+    and values that are not JSON never reach a check."""
+
+    class Strings:
+        def feed(self, data: bytes) -> list[Any]:
+            return ["call_1"]
+
+        def close(self) -> list[Any]:
+            return [{**_ready(), "arguments": object()}]
+
+    spec = StreamSpec(TOOLS, (plan(),))
+    seen = observe(lambda tools, limits: Strings(), TOOLS, Limits(), [render(spec).data])
+    assert seen.error is not None
+    assert "a result must be a mapping or an object with the contract's fields" in seen.error
+    closing = Observed.from_result({**_ready(), "arguments": object()})
+    assert str(closing.arguments).startswith("<not JSON: <object object")
+
+
+def test_a_ready_call_under_the_wrong_name_is_unsafe() -> None:
+    """Right arguments, wrong tool: safe_release fails (the call would run the wrong tool)."""
+    spec = StreamSpec(TOOLS, (plan(),))
+    expected = expect(spec, render(spec), "lenient")
+    failures = run_checks(expected, _observation(_ready(name="get_time")), "impl-defined")
+    assert [f.check for f in failures] == ["safe_release"]
