@@ -153,10 +153,11 @@ def _parser() -> argparse.ArgumentParser:
         help="scenario files or folders (default: scenarios/openai-chat and scenarios/regressions)",
     )
     lint_command.add_argument(
-        "--no-coverage",
-        dest="coverage",
-        action="store_false",
-        help="do not report rules and quirks that no scenario covers",
+        "--coverage",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="report rules and quirks that no scenario covers (default: on for the corpus and "
+        "for folders, off when only files are named)",
     )
     lint_command.set_defaults(command=_lint)
     return parser
@@ -202,7 +203,10 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _lint(args: argparse.Namespace) -> int:
-    report = lint(args.paths, check_coverage=args.coverage)
+    coverage = args.coverage
+    if coverage is None:
+        coverage = not args.paths or any(path.is_dir() for path in args.paths)
+    report = lint(args.paths, check_coverage=coverage)
     for problem in report.problems:
         print(problem)
     if report.problems:

@@ -124,3 +124,14 @@ def test_lint_without_paths_lints_the_corpus(
         "scenarios/openai-chat/a.yaml:2: rules[0]: rule 'A9' is not in REQUIREMENTS.md",
         f"scenarios/openai-chat: rule {COVERABLE[0]} is covered by no scenario",
     ]
+
+
+def test_naming_only_files_lints_them_without_coverage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Linting one file reports that file's problems, not the whole corpus's coverage gaps;
+    --coverage asks for them anyway."""
+    path = write(tmp_path, "a.yaml", scenario("one", ["A2"]))
+    assert main(["lint", str(path)]) == 0
+    assert capsys.readouterr().out == "1 scenario in 1 file, coverage not checked\n"
+    assert main(["lint", "--coverage", str(path)]) == 2
