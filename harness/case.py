@@ -4,6 +4,7 @@ runner adds processes and timeouts around it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -15,7 +16,7 @@ from .render import render
 from .spec import Scenario, Splitting
 from .split import DEFAULT_SPLITTINGS, chunkings
 
-__all__ = ["CaseResult", "format_chunks", "run_case", "splittings_of"]
+__all__ = ["CaseResult", "format_repro", "run_case", "splittings_of"]
 
 Outcome = Literal["passed", "failed", "not_claimed", "errored"]
 
@@ -103,16 +104,7 @@ def _result(
     chunks: Sequence[bytes] | None = None,
     seen: Observation | None = None,
 ) -> CaseResult:
-    repro = None
-    if chunks is not None:
-        repro = format_chunks(chunks)
-        if seen is not None:
-            released = "\n".join(
-                f"  after chunk {r.chunk}: {r.result.to_dict()}" for r in seen.releases
-            )
-            repro += "\nreleased:\n" + (released or "  nothing")
-            if seen.error:
-                repro += "\nraised:\n" + seen.error
+    repro = None if chunks is None else format_repro(chunks, seen)
     return CaseResult(
         scenario.id,
         scenario.title,
@@ -131,12 +123,72 @@ def _result(
     )
 
 
-def format_chunks(chunks: Sequence[bytes], limit: int = 40) -> str:
-    """Chunks one per line, escapes visible, so a boundary inside ``\\r\\n`` or a UTF-8
-    character can be seen: ``[3] b'data: {"choi'``. Long chunkings show their first
-    and last ``limit // 2`` chunks."""
-    lines = [f"[{n}] {chunk!r}" for n, chunk in enumerate(chunks)]
-    if len(lines) > limit:
-        half = limit // 2
-        lines = [*lines[:half], f"… {len(lines) - limit} more chunks …", *lines[-half:]]
-    return "\n".join(lines)
+def format_repro(chunks: Sequence[bytes], seen: Observation | None = None) -> str:
+    """A failing chunking as a person reads it: how the stream was cut, then the stream line by
+    line with each line's offset, chunk boundaries marked ``┊`` inside the lines and escapes
+    visible (``\\r``, ``\\xc3``), each release noted on the line whose byte released it, and
+    what the implementation raised. Long streams keep the lines around the releases."""
+    data = b"".join(chunks)
+    bounds: list[int] = []
+    offset = 0
+    for chunk in chunks[:-1]:
+        offset += len(chunk)
+        bounds.append(offset)
+    one_byte = len(chunks) > 1 and all(len(chunk) == 1 for chunk in chunks)
+    if len(chunks) == 1:
+        head = f"1 chunk of {len(data)} bytes"
+    elif one_byte:
+        head = f"{len(chunks)} chunks of one byte each"
+    else:
+        shown = ", ".join(map(str, bounds[:20])) + (", …" if len(bounds) > 20 else "")
+        head = f"{len(chunks)} chunks, cut after bytes {shown}"
+    marks: dict[int, list[str]] = {}
+    lines = _lines(data)
+    if seen is not None:
+        for release in seen.releases:
+            where = max(0, min(release.offset, len(data)) - 1)
+            number = next((n for n, (a, b) in enumerate(lines) if a <= where < b), len(lines) - 1)
+            result = release.result
+            state = result.status if result.reason is None else f"{result.status} {result.reason}"
+            when = "at close()" if release.chunk == len(chunks) else f"after byte {release.offset}"
+            marks.setdefault(number, []).append(
+                f"◀ {when}: call {result.index} of choice {result.choice} released {state}"
+            )
+    keep = _lines_to_show(len(lines), marks)
+    out = [head + ":"]
+    previous = -1
+    for number in keep:
+        if number != previous + 1:
+            out.append("        …")
+        start, stop = lines[number]
+        cuts = [] if one_byte else [b for b in bounds if start < b < stop]
+        pieces = [data[a:b] for a, b in zip([start, *cuts], [*cuts, stop], strict=True)]
+        text = "┊".join(repr(piece)[2:-1] for piece in pieces)
+        out.append(f"{start:>7} {text}" + "".join(f"  {mark}" for mark in marks.get(number, [])))
+        previous = number
+    if seen is not None and not seen.releases:
+        out.append("nothing was released")
+    if seen is not None and seen.error:
+        out += ["raised:", seen.error.rstrip()]
+    return "\n".join(out)
+
+
+def _lines(data: bytes) -> list[tuple[int, int]]:
+    """(start, stop) of each line of ``data``, line endings included."""
+    spans = []
+    start = 0
+    for match in re.finditer(rb"\r\n|\r|\n", data):
+        spans.append((start, match.end()))
+        start = match.end()
+    if start < len(data):
+        spans.append((start, len(data)))
+    return spans or [(0, 0)]
+
+
+def _lines_to_show(count: int, marks: dict[int, list[str]], limit: int = 60) -> list[int]:
+    if count <= limit:
+        return list(range(count))
+    keep = set(range(8)) | set(range(count - 4, count))
+    for number in marks:
+        keep |= set(range(max(0, number - 4), min(count, number + 3)))
+    return sorted(keep)

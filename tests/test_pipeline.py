@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness.case import format_chunks, run_case
+from harness.case import format_repro, run_case
 from harness.checks import run_checks
 from harness.observe import Observation, Observed, Release, observe
 from harness.oracle import PlanError, expect
@@ -294,34 +294,25 @@ def test_must_not_only_asks_that_nothing_runs() -> None:
     ]
 
 
-def test_repro_shows_boundaries_and_escapes() -> None:
-    """A repro lists each chunk with its number, CR and LF and UTF-8 bytes escaped."""
-    shown = format_chunks([b"data: \xc3", b"\xa9\r", b"\n\n"])
-    assert shown == "[0] b'data: \\xc3'\n[1] b'\\xa9\\r'\n[2] b'\\n\\n'"
+def test_repro_shows_boundaries_escapes_and_releases() -> None:
+    """A repro says how the stream was cut, shows each line with its offset, the boundaries
+    inside it (``┊``) and its escapes, and notes each release on the line that caused it."""
+    chunks = [b"data: \xc3", b"\xa9\r", b"\n\n"]
+    seen = _observation(_ready(), offset=9)
+    assert format_repro(chunks, seen).splitlines() == [
+        "3 chunks, cut after bytes 7, 9:",
+        "      0 data: \\xc3┊\\xa9\\r┊\\n  ◀ after byte 9: call 0 of choice 0 released ready",
+        "     10 \\n",
+    ]
 
 
-def test_a_result_that_is_not_a_result_is_the_implementations_failure() -> None:
-    """A feed() that returns strings instead of results fails no_crash with a clear message,
-    and values that are not JSON never reach a check."""
-
-    class Strings:
-        def feed(self, data: bytes) -> list[Any]:
-            return ["call_1"]
-
-        def close(self) -> list[Any]:
-            return [{**_ready(), "arguments": object()}]
-
-    spec = StreamSpec(TOOLS, (plan(),))
-    seen = observe(lambda tools, limits: Strings(), TOOLS, Limits(), [render(spec).data])
-    assert seen.error is not None
-    assert "a result must be a mapping or an object with the contract's fields" in seen.error
-    closing = Observed.from_result({**_ready(), "arguments": object()})
-    assert str(closing.arguments).startswith("<not JSON: <object object")
-
-
-def test_a_ready_call_under_the_wrong_name_is_unsafe() -> None:
-    """Right arguments, wrong tool: safe_release fails (the call would run the wrong tool)."""
-    spec = StreamSpec(TOOLS, (plan(),))
-    expected = expect(spec, render(spec), "lenient")
-    failures = run_checks(expected, _observation(_ready(name="get_time")), "impl-defined")
-    assert [f.check for f in failures] == ["safe_release"]
+def test_repro_of_a_long_stream_keeps_the_lines_around_a_release() -> None:
+    """One byte per chunk is said once, not marked between every byte; a long stream shows
+    its start, its end and the lines around each release."""
+    data = b"".join(f"data: {n}\n\n".encode() for n in range(100))
+    seen = _observation(_ready(), offset=data.index(b"data: 50") + 5)
+    lines = format_repro([data[i : i + 1] for i in range(len(data))], seen).splitlines()
+    assert lines[0] == f"{len(data)} chunks of one byte each:"
+    assert any("data: 50" in line and "◀ after byte" in line for line in lines)
+    assert "        …" in lines
+    assert len(lines) < 40
