@@ -43,6 +43,25 @@ class CaseResult:
     elapsed: float = 0.0
     source: str = ""
 
+    @classmethod
+    def of(
+        cls, scenario: Scenario, profile: str, splitting: Splitting, outcome: Outcome, **fields: Any
+    ) -> CaseResult:
+        """The verdict on ``scenario`` under ``profile`` and ``splitting``; ``fields`` fill in the
+        rest (failures, repro, detail, chunkings, elapsed)."""
+        return cls(
+            scenario.id,
+            scenario.title,
+            scenario.rules,
+            scenario.tags,
+            scenario.kind,
+            profile,
+            splitting.label,
+            outcome,
+            source=scenario.source,
+            **fields,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The result line of ``report.jsonl``."""
         return {
@@ -87,40 +106,17 @@ def run_case(
         elapsed += seen.elapsed
         failures = run_checks(expected, seen, scenario.kind)
         if failures:
-            return _result(
-                scenario, profile, splitting, "failed", runs, elapsed, failures, chunks, seen
+            return CaseResult.of(
+                scenario,
+                profile,
+                splitting,
+                "failed",
+                chunkings=runs,
+                failures=tuple(failures),
+                repro=format_repro(chunks, seen),
+                elapsed=elapsed,
             )
-    return _result(scenario, profile, splitting, "passed", runs, elapsed)
-
-
-def _result(
-    scenario: Scenario,
-    profile: str,
-    splitting: Splitting,
-    outcome: Outcome,
-    runs: int,
-    elapsed: float,
-    failures: Sequence[Failure] = (),
-    chunks: Sequence[bytes] | None = None,
-    seen: Observation | None = None,
-) -> CaseResult:
-    repro = None if chunks is None else format_repro(chunks, seen)
-    return CaseResult(
-        scenario.id,
-        scenario.title,
-        scenario.rules,
-        scenario.tags,
-        scenario.kind,
-        profile,
-        splitting.label,
-        outcome,
-        runs,
-        tuple(failures),
-        repro,
-        None,
-        elapsed,
-        scenario.source,
-    )
+    return CaseResult.of(scenario, profile, splitting, "passed", chunkings=runs, elapsed=elapsed)
 
 
 def format_repro(chunks: Sequence[bytes], seen: Observation | None = None) -> str:

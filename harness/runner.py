@@ -658,20 +658,14 @@ def _verdict(
     elapsed: float = 0.0,
 ) -> CaseResult:
     """A verdict the parent decides without running the case."""
-    scenario = case.scenario
-    return CaseResult(
-        scenario.id,
-        scenario.title,
-        scenario.rules,
-        scenario.tags,
-        scenario.kind,
+    return CaseResult.of(
+        case.scenario,
         case.profile,
-        case.splitting.label,
+        case.splitting,
         outcome,
         failures=failures,
         detail=detail,
         elapsed=elapsed,
-        source=scenario.source,
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -46,7 +46,7 @@ def parse_arguments(text: str) -> Any:
     except json.JSONDecodeError as exc:
         raise ArgumentsError(f"{exc.msg} at character {exc.pos}{_near(text, exc.pos)}") from None
     except _ConstantError as exc:
-        at = _outside_strings(text, exc.name)
+        at = _token_position(text, exc.name)
         raise ArgumentsError(f"{exc.name} is not JSON at character {at}{_near(text, at)}") from None
     except RecursionError:
         raise ArgumentsError("nested too deeply to parse") from None
@@ -76,8 +76,24 @@ def repeated_unit(text: str) -> tuple[Any, int] | None:
 def closing_brackets(text: str) -> str | None:
     """The brackets that would close ``text`` if it is JSON cut off between tokens, else None."""
     stack: list[str] = []
+    for _, char in _outside_strings(text):
+        if char is None:
+            return None  # cut inside a string
+        if char in "{[":
+            stack.append("}" if char == "{" else "]")
+        elif char in "}]":
+            if not stack or stack.pop() != char:
+                return None
+    if not stack:
+        return None
+    return "".join(reversed(stack))
+
+
+def _outside_strings(text: str) -> Iterator[tuple[int, str | None]]:
+    """Each position and character of ``text`` outside JSON strings (quotes excluded); then
+    ``(len(text), None)`` if the text ends inside a string."""
     in_string = escaped = False
-    for char in text:
+    for i, char in enumerate(text):
         if in_string:
             if escaped:
                 escaped = False
@@ -87,14 +103,10 @@ def closing_brackets(text: str) -> str | None:
                 in_string = False
         elif char == '"':
             in_string = True
-        elif char in "{[":
-            stack.append("}" if char == "{" else "]")
-        elif char in "}]":
-            if not stack or stack.pop() != char:
-                return None
-    if in_string or not stack:
-        return None
-    return "".join(reversed(stack))
+        else:
+            yield i, char
+    if in_string:
+        yield len(text), None
 
 
 @lru_cache(maxsize=512)
@@ -133,22 +145,9 @@ def schema_problem(validator: Draft202012Validator, value: Any) -> str | None:
     return "at $" + path + f": {error.message}"
 
 
-def _outside_strings(text: str, token: str) -> int:
+def _token_position(text: str, token: str) -> int:
     """Where ``token`` first occurs in ``text`` outside a JSON string (-1 if nowhere)."""
-    in_string = escaped = False
-    for i, char in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif text.startswith(token, i):
-            return i
-    return -1
+    return next((i for i, char in _outside_strings(text) if char and text.startswith(token, i)), -1)
 
 
 def _skip_ws(text: str, pos: int) -> int:
