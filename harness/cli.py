@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from reference_impl import PROFILES
 
 from .assemble import AssembleRun, assemble_stream
+from .connect import load_implementation
 from .errors import HarnessError, UsageError
 from .implementations import DEFAULT
 from .lint import lint
@@ -160,6 +161,45 @@ def _parser() -> argparse.ArgumentParser:
         "for folders, off when only files are named)",
     )
     lint_command.set_defaults(command=_lint)
+
+    fuzz_command = commands.add_parser(
+        "fuzz",
+        help="generate adversarial streams against an implementation; keep what fails",
+        description=(
+            "Draw streams from callstream's Hypothesis generators, judge them with the same "
+            "oracle and checks as `run`, shrink a failure to a minimal stream, save it as a YAML "
+            "scenario that `callstream run` reproduces, and write the same reports. Exits 0 when "
+            "nothing was found, 1 when the implementation failed, 2 on usage errors."
+        ),
+    )
+    fuzz_command.add_argument(
+        "--impl", default=DEFAULT, metavar="CONNECTABLE", help="the implementation (py:…)"
+    )
+    budget = fuzz_command.add_mutually_exclusive_group()
+    budget.add_argument("--max-examples", type=_positive, metavar="N", help="example budget")
+    budget.add_argument(
+        "--duration", type=_duration, metavar="TIME", help="time budget: 90s, 10m, 1h"
+    )
+    fuzz_command.add_argument("--profile", choices=("dev", "ci", "nightly"), default="dev")
+    fuzz_command.add_argument(
+        "--db",
+        metavar="DIR|redis://…",
+        help="example database (default .hypothesis/callstream; none under the ci profile)",
+    )
+    fuzz_command.add_argument(
+        "--db-write",
+        action="store_true",
+        help="let the nightly profile write to a shared database (read-only otherwise)",
+    )
+    fuzz_command.add_argument(
+        "--save-regressions",
+        type=Path,
+        default=Path("scenarios/regressions"),
+        metavar="DIR",
+        help="where a shrunk find is written as YAML (default: %(default)s)",
+    )
+    fuzz_command.add_argument("--out", type=Path, metavar="DIR", help="the report folder")
+    fuzz_command.set_defaults(command=_fuzz)
     return parser
 
 
@@ -200,6 +240,40 @@ def _run(args: argparse.Namespace) -> int:
         stdout=sys.stdout,
         stderr=sys.stderr,
     )
+
+
+def _fuzz(args: argparse.Namespace) -> int:
+    from .fuzz import describe, fuzz  # Hypothesis and the generators load only for fuzzing
+
+    implementation = load_implementation(args.impl)
+    result = fuzz(
+        implementation,
+        profile=args.profile,
+        max_examples=args.max_examples,
+        duration=args.duration,
+        database=args.db,
+        database_writable=args.db_write,
+        save_regressions=args.save_regressions,
+        out=args.out,
+        argv=args.argv,
+        progress=sys.stderr,
+    )
+    print(describe(result))
+    return result.exit_code
+
+
+def _duration(value: str) -> float:
+    units = {"s": 1, "m": 60, "h": 3600}
+    number, unit = (value[:-1], value[-1]) if value[-1:] in units else (value, "s")
+    try:
+        seconds = float(number) * units[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a duration like 90s, 10m or 1h"
+        ) from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return seconds
 
 
 def _lint(args: argparse.Namespace) -> int:

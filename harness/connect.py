@@ -18,8 +18,10 @@ unclaimed is reported "not claimed", never run and never passed.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -93,7 +95,10 @@ class Implementation:
 
 
 def load_implementation(spec: str) -> Implementation:
-    """Load the implementation ``spec`` names; a :class:`UsageError` says what is wrong."""
+    """Load the implementation ``spec`` names; a :class:`UsageError` says what is wrong. As with
+    ``python -m``, modules in the working directory can be loaded."""
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
     kind, colon, rest = spec.partition(":")
     if kind in _LATER:
         raise UsageError(

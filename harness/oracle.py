@@ -128,17 +128,14 @@ class _Derivation:
             if "usage_chunk" in ending.after_finish:
                 self.findings.add("C23")
         if ending.error is None:
-            if ending.finish == "stop" and spec.calls:
-                self.findings.add("C16")
-            if ending.finish is not None and ending.finish not in _COMPLETING | {
-                "length",
-                "content_filter",
-            }:
-                self.findings.add("C33")
             last = self.rendered.events[-1] if self.rendered.events else None
             finish_arrives = ending.finish is not None and not (
                 ending.cut and last is not None and last.finishes
             )
+            if finish_arrives and ending.finish == "stop" and spec.calls:
+                self.findings.add("C16")
+            if finish_arrives and ending.finish not in _COMPLETING | {"length", "content_filter"}:
+                self.findings.add("C33")
             done_arrives = ending.done and not ending.cut
             if finish_arrives and not done_arrives and spec.calls:
                 self.findings.add("C24")

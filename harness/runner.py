@@ -22,7 +22,6 @@ import math
 import multiprocessing
 import os
 import signal
-import sys
 import threading
 import time
 import traceback
@@ -252,8 +251,6 @@ def run_command(
     print a summary. Returns the exit code: 0 all claimed cases passed, 1 some failed or
     errored, 2 scenario errors (printed as ``path:line: message``; nothing runs), 130 when
     interrupted. As with ``python -m``, modules in the working directory can be loaded."""
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
     implementation = load_implementation(impl)
     loaded = load_scenarios([Path(path) for path in paths] or default_corpus())
     if loaded.errors:

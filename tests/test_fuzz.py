@@ -1,0 +1,68 @@
+"""``callstream fuzz``: finds a real bug from generated streams alone, shrinks it, keeps it as a
+YAML scenario that ``callstream run`` reproduces, and finds nothing in the reference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.connect import load_implementation
+from harness.fuzz import fuzz, settings_for
+from harness.report import load_report
+from harness.scenario import load_scenarios
+
+MUTANT = "py:tests.mutants.releases_when_text_parses:factory"
+
+
+def test_fuzz_finds_shrinks_and_saves_a_mutant(tmp_path: Path) -> None:
+    """Against the mutant that releases a call as soon as its text parses (vercel/ai#13137),
+    the ci profile finds the bug on C4, the shrunk stream has one call, and the saved YAML fails
+    the mutant under ``callstream run`` while the reference passes it."""
+    result = fuzz(
+        load_implementation(MUTANT),
+        profile="ci",
+        max_examples=300,
+        save_regressions=tmp_path / "regressions",
+        out=tmp_path / "report",
+    )
+    assert result.exit_code == 1
+    assert result.found is not None
+    assert result.regression is not None
+    assert "C4" in {rule for failure in result.found.failures for rule in failure.rules}
+    (scenario,) = load_scenarios([result.regression]).scenarios
+    assert len(scenario.spec.calls) == 1
+    assert load_report(result.report).results[0]["outcome"] == "failed"  # type: ignore[arg-type]
+    replay = ["run", str(result.regression), "--jobs", "1"]
+    assert main([*replay, "--impl", MUTANT, "--out", str(tmp_path / "mutant")]) == 1
+    assert main([*replay, "--out", str(tmp_path / "reference")]) == 0
+
+
+def test_fuzz_finds_nothing_in_the_reference(tmp_path: Path) -> None:
+    """A bounded fuzz of the reference passes and saves nothing."""
+    result = fuzz(
+        load_implementation("py:harness.implementations:reference"),
+        profile="ci",
+        max_examples=40,
+        save_regressions=tmp_path / "regressions",
+        out=tmp_path / "report",
+    )
+    assert (result.exit_code, result.found, result.examples >= 40) == (0, None, True)
+    assert not (tmp_path / "regressions").exists()
+
+
+def test_ci_profile_is_derandomised_and_keeps_no_database() -> None:
+    """The ci profile is set explicitly: derandomised, no database, whatever Hypothesis loaded."""
+    chosen = settings_for("ci", max_examples=10, database=None)
+    assert (chosen.derandomize, chosen.database, chosen.max_examples) == (True, None, 10)
+    assert settings_for("nightly", max_examples=10, database=None).derandomize is False
+
+
+def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    """A duration under the bounded ci profile, and a bad duration, are usage errors."""
+    assert main(["fuzz", "--profile", "ci", "--duration", "1m"]) == 2
+    assert "bounded by --max-examples" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["fuzz", "--duration", "soon"])
+    assert exit_info.value.code == 2
