@@ -182,6 +182,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     fuzz_command.add_argument("--profile", choices=("dev", "ci", "nightly"), default="dev")
     fuzz_command.add_argument(
+        "--workers",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="search in N processes that share the example database and split the budget "
+        "(default: 1)",
+    )
+    fuzz_command.add_argument(
         "--db",
         metavar="DIR|redis://…",
         help="example database (default .hypothesis/callstream; none under the ci profile)",
@@ -243,7 +251,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _fuzz(args: argparse.Namespace) -> int:
-    from .fuzz import describe, fuzz  # Hypothesis and the generators load only for fuzzing
+    # Hypothesis and the generators load only for fuzzing.
+    from .fuzz import describe, fuzz, make_fuzz_progress
 
     implementation = load_implementation(args.impl)
     result = fuzz(
@@ -251,12 +260,13 @@ def _fuzz(args: argparse.Namespace) -> int:
         profile=args.profile,
         max_examples=args.max_examples,
         duration=args.duration,
+        workers=args.workers,
         database=args.db,
         database_writable=args.db_write,
         save_regressions=args.save_regressions,
         out=args.out,
         argv=args.argv,
-        progress=sys.stderr,
+        progress=make_fuzz_progress(sys.stderr),
     )
     print(describe(result))
     return result.exit_code

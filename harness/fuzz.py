@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import multiprocessing
+import multiprocessing.queues
+import queue
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TextIO
+from typing import Any, Protocol, TextIO
 
 from hypothesis import HealthCheck, Phase, assume, given, seed, settings
 from hypothesis import strategies as st
@@ -32,18 +35,30 @@ from hypothesis.database import (
     ReadOnlyDatabase,
 )
 from hypothesis.errors import Unsatisfiable
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
 
+from . import strategies
 from .case import CaseResult, run_case
 from .connect import Implementation
-from .errors import UsageError
+from .errors import HarnessError, UsageError
 from .regressions import regression_id, write_regression
 from .render import render
 from .report import ReportWriter, new_run_folder
 from .spec import Scenario, Splitting
 from .split import chunkings
-from .strategies import scenarios, splittings
 
-__all__ = ["FUZZ_PROFILES", "FuzzResult", "database_for", "describe", "fuzz", "settings_for"]
+__all__ = [
+    "FUZZ_PROFILES",
+    "FuzzProgress",
+    "FuzzResult",
+    "database_for",
+    "describe",
+    "fuzz",
+    "make_fuzz_progress",
+    "settings_for",
+]
 
 FUZZ_PROFILES = ("dev", "ci", "nightly")
 _BATCH = 500
@@ -63,6 +78,8 @@ class FuzzResult:
     report: Path | None = None
     labels: set[str] = field(default_factory=set)
     implementation: str = ""
+    found_after: int | None = None
+    """The examples run when the first failure came up (before shrinking)."""
 
     @property
     def exit_code(self) -> int:
@@ -100,8 +117,14 @@ def settings_for(profile: str, *, max_examples: int, database: ExampleDatabase |
         deadline=None,
         print_blob=False,
         report_multiple_bugs=False,
-        # Hill-climbing on target() scores pays off over long runs, not in a bounded CI budget.
-        phases=tuple(p for p in Phase if profile != "ci" or p is not Phase.target),
+        # Hill-climbing on target() scores pays off over long runs, not in a bounded CI budget;
+        # the explain phase (which parts of a shrunk example could vary) cost two thirds of
+        # the time after a find and says nothing the saved scenario does not.
+        phases=tuple(
+            p
+            for p in Phase
+            if p is not Phase.explain and (profile != "ci" or p is not Phase.target)
+        ),
         suppress_health_check=list(HealthCheck),
     )
 
@@ -110,91 +133,90 @@ class _Found(AssertionError):
     """Raised in the property when a case fails; Hypothesis shrinks it."""
 
 
+class _Stop(BaseException):
+    """Raised in the property to end a search early (time is up, or another worker found a
+    failure). Not an Exception, so Hypothesis lets it through instead of shrinking it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Search:
+    """What one search process does: its share of the budget and its own seeds."""
+
+    profile: str
+    examples: int | None
+    deadline: float | None
+    """``time.time()`` at which to stop (wall clock, so worker processes agree)."""
+    database: str | None
+    database_writable: bool
+    worker: int = 0
+    workers: int = 1
+
+
+@dataclass
+class _Outcome:
+    examples: int = 0
+    labels: set[str] = field(default_factory=set)
+    failing: tuple[Scenario, CaseResult] | None = None
+    found_after: int | None = None
+
+
+Tick = Callable[[int, set[str], bool], None]
+"""Told the examples run so far, the labels seen, and whether a failure is being shrunk."""
+
+
 def fuzz(
     implementation: Implementation,
     *,
     profile: str = "dev",
     max_examples: int | None = None,
     duration: float | None = None,
+    workers: int = 1,
     database: str | None = None,
     database_writable: bool = False,
     save_regressions: Path | None = Path("scenarios/regressions"),
     out: Path | None = None,
     argv: list[str] | None = None,
-    progress: TextIO | None = None,
+    progress: FuzzProgress | None = None,
 ) -> FuzzResult:
     """Fuzz ``implementation`` until a failure is found and shrunk, the example budget is spent
-    or ``duration`` seconds have passed."""
-    result = FuzzResult(implementation=implementation.connectable)
-    claimed_profile = implementation.claims.profile
-    started = time.monotonic()
-    deadline = None if duration is None else started + duration
+    or ``duration`` seconds have passed, in ``workers`` processes that share the example
+    database and split the budget."""
+    if profile not in FUZZ_PROFILES:
+        raise UsageError(f"unknown fuzz profile {profile!r}; known: {', '.join(FUZZ_PROFILES)}")
     if duration is not None and profile == "ci":
         raise UsageError("the ci profile is bounded by --max-examples, not by --duration")
-    last_print = [started]
-    db = database_for(database, profile=profile, writable=database_writable)
-
-    def note() -> None:
-        now = time.monotonic()
-        if progress is not None and now - last_print[0] >= 2:
-            last_print[0] = now
-            left = "" if deadline is None else f", {max(0.0, deadline - now):.0f} s left"
-            progress.write(
-                f"callstream fuzz: {result.examples} examples, "
-                f"{0 if result.found is None else 1} failure(s), "
-                f"{len(result.labels)} distinct events{left}\n"
-            )
-            progress.flush()
-
-    failing: list[tuple[Scenario, CaseResult]] = []
-
-    def check(scenario: Scenario, splitting_for: Callable[[bytes], Splitting]) -> None:
-        assume(implementation.claims.unclaimed(scenario) is None)
-        splitting = splitting_for(render(scenario.spec).data)
-        result.examples += 1
-        result.labels |= _labels(scenario, splitting)
-        case = run_case(scenario, claimed_profile, splitting, implementation.factory)
-        note()
-        if case.outcome == "failed":
-            kept = _replayable(splitting, render(scenario.spec).data)
-            failing.append((dataclasses.replace(scenario, splittings=(kept,)), case))
-            raise _Found(case.failures[0].message if case.failures else case.outcome)
-
-    def attempt(examples: int, batch: int) -> bool:
-        """One Hypothesis run; True when it found (and shrank) a failure."""
-
-        @given(scenario=scenarios(), data=st.data())
-        @settings_for(profile, max_examples=examples, database=db)
-        def property(scenario: Scenario, data: st.DataObject) -> None:
-            def splitting_for(raw: bytes) -> Splitting:
-                return data.draw(splittings(raw), label="splitting")
-
-            check(scenario, splitting_for)
-
-        test = seed(0xCA11 + batch)(property) if batch else property
-        try:
-            test()
-        except _Found:
-            return True
-        except Unsatisfiable:
-            return False
-        return False
-
-    if deadline is None:
-        attempt(max_examples or 1000, 0)
-    else:
-        batch = 0
-        spent = 0
-        while time.monotonic() < deadline and (max_examples is None or spent < max_examples):
-            size = _BATCH if max_examples is None else min(_BATCH, max_examples - spent)
-            if attempt(size, batch):
-                break
-            spent += size
-            batch += 1
-
-    result.elapsed = time.monotonic() - started
-    if failing:
-        scenario, case = failing[-1]  # Hypothesis replays the shrunk example last
+    if workers < 1:
+        raise UsageError(f"--workers must be at least 1, not {workers}")
+    if duration is None and max_examples is None:
+        max_examples = 1000
+    database_for(database, profile=profile, writable=database_writable)  # fail early on a bad --db
+    started = time.monotonic()
+    search = _Search(
+        profile,
+        max_examples,
+        None if duration is None else time.time() + duration,
+        database,
+        database_writable,
+        workers=workers,
+    )
+    shown = progress or _Quiet()
+    shown.start(max_examples, duration)
+    try:
+        if workers == 1:
+            outcome = _search(implementation, search, shown.update, lambda: False)
+        else:
+            outcome = _in_parallel(implementation, search, shown)
+    finally:
+        shown.finish()
+    result = FuzzResult(
+        examples=outcome.examples,
+        elapsed=time.monotonic() - started,
+        labels=outcome.labels,
+        implementation=implementation.connectable,
+        found_after=outcome.found_after,
+    )
+    if outcome.failing is not None:
+        scenario, case = outcome.failing
         scenario = dataclasses.replace(
             scenario,
             id=regression_id(scenario.spec, implementation.connectable),
@@ -212,6 +234,287 @@ def fuzz(
             )
     result.report = _write_report(implementation, result, out, argv or [])
     return result
+
+
+def _search(
+    implementation: Implementation, search: _Search, tick: Tick, stopped: Callable[[], bool]
+) -> _Outcome:
+    """One process's search: Hypothesis runs of at most ``_BATCH`` examples, each with its own
+    seed, until the budget or the time is spent or a failure is found and shrunk."""
+    outcome = _Outcome()
+    db = database_for(search.database, profile=search.profile, writable=search.database_writable)
+    claimed_profile = implementation.claims.profile
+    failing: list[tuple[Scenario, CaseResult]] = []
+
+    def check(scenario: Scenario, splitting_for: Callable[[bytes], Splitting]) -> None:
+        if not failing and (
+            stopped() or (search.deadline is not None and time.time() >= search.deadline)
+        ):
+            raise _Stop
+        assume(implementation.claims.unclaimed(scenario) is None)
+        data = render(scenario.spec).data
+        splitting = splitting_for(data)
+        outcome.examples += 1
+        outcome.labels |= _labels(scenario, splitting)
+        case = run_case(scenario, claimed_profile, splitting, implementation.factory)
+        if case.outcome == "failed":
+            if outcome.found_after is None:
+                outcome.found_after = outcome.examples
+            kept = dataclasses.replace(scenario, splittings=(_replayable(splitting, data),))
+            failing.append((kept, case))
+            tick(outcome.examples, outcome.labels | strategies.seen_events(), True)
+            raise _Found(case.failures[0].message if case.failures else case.outcome)
+        tick(outcome.examples, outcome.labels | strategies.seen_events(), bool(failing))
+
+    def attempt(examples: int, batch: int) -> bool:
+        """One Hypothesis run; True when it found (and shrank) a failure."""
+
+        @given(scenario=strategies.scenarios(), data=st.data())
+        @settings_for(search.profile, max_examples=examples, database=db)
+        def property(scenario: Scenario, data: st.DataObject) -> None:
+            def splitting_for(raw: bytes) -> Splitting:
+                return data.draw(strategies.splittings(raw), label="splitting")
+
+            check(scenario, splitting_for)
+
+        test = seed(0xCA11 + batch)(property) if batch else property
+        try:
+            test()
+        except _Found:
+            return True
+        except (_Stop, Unsatisfiable):
+            return False
+        return False
+
+    budget = search.examples
+    if budget is not None:  # this worker's share
+        budget = budget // search.workers + (search.worker < budget % search.workers)
+    for batch in itertools.count(search.worker, search.workers):
+        if search.deadline is None:
+            assert budget is not None
+            size = budget
+        else:
+            size = _BATCH if budget is None else min(_BATCH, budget - outcome.examples)
+        if size <= 0 or attempt(size, batch) or stopped() or search.deadline is None:
+            break
+        if time.time() >= search.deadline:
+            break
+    outcome.labels |= strategies.seen_events()
+    if failing:
+        outcome.failing = failing[-1]  # Hypothesis replays the shrunk example last
+    return outcome
+
+
+# -- workers ------------------------------------------------------------------------------------
+
+
+def _in_parallel(implementation: Implementation, search: _Search, shown: FuzzProgress) -> _Outcome:
+    """Run ``search.workers`` searches in worker processes; the first failure found stops the
+    others (each ends at its next example), and is the result."""
+    context = multiprocessing.get_context("spawn")
+    messages: multiprocessing.queues.Queue[Any] = context.Queue()
+    stop = context.Event()
+    processes = [
+        context.Process(
+            target=_worker,
+            args=(implementation.connectable, replace(search, worker=w), messages, stop),
+            name=f"callstream-fuzz-{w}",
+            daemon=True,
+        )
+        for w in range(search.workers)
+    ]
+    for process in processes:
+        process.start()
+    counts = [0] * search.workers
+    shrinking = [False] * search.workers
+    labels: set[str] = set()
+    outcome = _Outcome()
+    finished: set[int] = set()
+    try:
+        while len(finished) < len(processes):
+            try:
+                kind, worker, payload = messages.get(timeout=0.5)
+            except queue.Empty:
+                dead = [
+                    w for w, p in enumerate(processes) if w not in finished and not p.is_alive()
+                ]
+                if dead:
+                    raise HarnessError(
+                        f"fuzz worker {dead[0]} died (exit code {processes[dead[0]].exitcode}) "
+                        "without reporting: the implementation may have ended the process"
+                    ) from None
+                continue
+            if kind == "tick":
+                counts[worker], new, shrinking[worker] = payload
+                labels |= new
+                shown.update(sum(counts), labels, any(shrinking))
+            elif kind == "error":
+                raise HarnessError(f"fuzz worker {worker} failed: {payload}")
+            else:  # done
+                finished.add(worker)
+                counts[worker] = payload.examples
+                labels |= payload.labels
+                if payload.failing is not None and outcome.failing is None:
+                    outcome.failing = payload.failing
+                    # Examples all workers had run when this one found it, roughly.
+                    outcome.found_after = sum(counts) - payload.examples + payload.found_after
+                    stop.set()
+    finally:
+        stop.set()
+        for process in processes:
+            process.join(timeout=10)
+            if process.is_alive():
+                process.kill()
+                process.join()
+    outcome.examples = sum(counts)
+    outcome.labels = labels
+    return outcome
+
+
+def _worker(connectable: str, search: _Search, messages: Any, stop: Any) -> None:
+    """A fuzz worker process: loads the implementation, searches, reports to the parent."""
+    from .connect import load_implementation
+
+    try:
+        implementation = load_implementation(connectable)
+        sent: set[str] = set()
+        last = [0.0]
+
+        def tick(examples: int, labels: set[str], shrinking: bool) -> None:
+            now = time.monotonic()
+            if now - last[0] >= 0.25:
+                last[0] = now
+                messages.put(("tick", search.worker, (examples, labels - sent, shrinking)))
+                sent.update(labels)
+
+        outcome = _search(implementation, search, tick, stop.is_set)
+    except Exception as exc:
+        messages.put(("error", search.worker, f"{type(exc).__name__}: {exc}"))
+        return
+    messages.put(("done", search.worker, outcome))
+
+
+# -- progress -----------------------------------------------------------------------------------
+
+
+class FuzzProgress(Protocol):
+    """Where ``fuzz`` shows how the search goes."""
+
+    def start(self, examples: int | None, duration: float | None) -> None:
+        """The budget: examples, seconds, or both."""
+
+    def update(self, examples: int, labels: set[str], shrinking: bool) -> None:
+        """Examples run so far (all workers), distinct events seen, a failure being shrunk."""
+
+    def finish(self) -> None:
+        """The search is over."""
+
+
+def make_fuzz_progress(stream: TextIO) -> FuzzProgress:
+    """A live status line on a terminal, a plain line every ten seconds elsewhere (CI logs)."""
+    return _LiveStatus(stream) if stream.isatty() else _StatusLines(stream)
+
+
+class _Quiet:
+    def start(self, examples: int | None, duration: float | None) -> None:
+        pass
+
+    def update(self, examples: int, labels: set[str], shrinking: bool) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+class _Status:
+    """The figures both displays show."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.examples = 0
+        self.events = 0
+        self.shrinking = False
+        self.budget: int | None = None
+        self.deadline: float | None = None
+
+    def start(self, examples: int | None, duration: float | None) -> None:
+        self.started = time.monotonic()
+        self.budget = examples
+        self.deadline = None if duration is None else self.started + duration
+
+    def record(self, examples: int, labels: set[str], shrinking: bool) -> None:
+        self.examples, self.events, self.shrinking = examples, len(labels), shrinking
+
+    def text(self) -> str:
+        now = time.monotonic()
+        rate = self.examples / max(now - self.started, 1e-9)
+        budget = "" if self.budget is None else f"/{self.budget}"
+        parts = [
+            f"{self.examples}{budget} examples ({rate:.0f}/s)",
+            "1 failure, shrinking" if self.shrinking else "0 failures",
+            f"{self.events} distinct events",
+        ]
+        if self.deadline is not None:
+            parts.append(f"{_clock(max(0.0, self.deadline - now))} left")
+        elif self.budget and rate > 0 and not self.shrinking:
+            parts.append(f"about {_clock((self.budget - self.examples) / rate)} left")
+        return ", ".join(parts)
+
+
+def _clock(seconds: float) -> str:
+    minutes, seconds = divmod(round(seconds), 60)
+    return f"{minutes}:{seconds:02d}"
+
+
+class _StatusLines(_Status):
+    """``callstream fuzz: 1200/3000 examples (41/s), 0 failures, 96 distinct events, …``
+    at most every ``interval`` seconds."""
+
+    def __init__(self, stream: TextIO, interval: float = 10.0) -> None:
+        super().__init__()
+        self._stream = stream
+        self._interval = interval
+        self._last = 0.0
+        self._was_shrinking = False
+
+    def start(self, examples: int | None, duration: float | None) -> None:
+        super().start(examples, duration)
+        self._last = time.monotonic()
+
+    def update(self, examples: int, labels: set[str], shrinking: bool) -> None:
+        self.record(examples, labels, shrinking)
+        now = time.monotonic()
+        if now - self._last >= self._interval or (shrinking and not self._was_shrinking):
+            self._last = now
+            self._line()
+        self._was_shrinking = shrinking
+
+    def finish(self) -> None:
+        self._line()
+
+    def _line(self) -> None:
+        print(f"callstream fuzz: {self.text()}", file=self._stream, flush=True)
+
+
+class _LiveStatus(_Status):
+    """A status line redrawn in place (rich), four times a second."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__()
+        self._live = Live(console=Console(file=stream), refresh_per_second=4, transient=False)
+
+    def start(self, examples: int | None, duration: float | None) -> None:
+        super().start(examples, duration)
+        self._live.start()
+        self._live.update(Text(f"callstream fuzz: {self.text()}"))
+
+    def update(self, examples: int, labels: set[str], shrinking: bool) -> None:
+        self.record(examples, labels, shrinking)
+        self._live.update(Text(f"callstream fuzz: {self.text()}"))
+
+    def finish(self) -> None:
+        self._live.update(Text(f"callstream fuzz: {self.text()}"))
+        self._live.stop()
 
 
 def _replayable(splitting: Splitting, data: bytes) -> Splitting:
@@ -279,7 +582,8 @@ def describe(result: FuzzResult) -> str:
     else:
         case = result.found
         name = case.scenario if result.scenario is None else result.scenario.id
-        lines.append(f"FOUND {name} [{case.profile}-{case.splitting}]")
+        after = "" if result.found_after is None else f" after {result.found_after} examples"
+        lines.append(f"FOUND {name} [{case.profile}-{case.splitting}]{after}, then shrunk")
         lines += [f"  {f.check} ({', '.join(f.rules)}): {f.message}" for f in case.failures]
         if case.repro:
             lines += ["repro:", case.repro]

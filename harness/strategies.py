@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import pairwise
 from typing import Any, Literal
 
@@ -72,6 +72,7 @@ __all__ = [
     "rules_for",
     "scenario_for",
     "scenarios",
+    "seen_events",
     "splittings",
     "stream_specs",
     "tools",
@@ -84,21 +85,35 @@ Schema = dict[str, Any]
 # -- knobs ------------------------------------------------------------------------------------
 
 
+@cache
 def _rarely(percent: int) -> st.SearchStrategy[bool]:
     """True about ``percent`` times in a hundred; shrinks to False."""
     return st.integers(0, 99).map(lambda n: n >= 100 - percent)
 
 
-def _sometimes(ordinary: Any, others: Sequence[Any], percent: int) -> st.SearchStrategy[Any]:
+@cache
+def _sometimes(ordinary: Any, others: tuple[Any, ...], percent: int) -> st.SearchStrategy[Any]:
     """``ordinary``, or about ``percent`` times in a hundred one of ``others``; shrinks to
     ``ordinary``."""
-    return _rarely(percent).flatmap(lambda on: st.sampled_from(others) if on else st.just(ordinary))
+    pick, same = st.sampled_from(others), st.just(ordinary)
+    return _rarely(percent).flatmap(lambda on: pick if on else same)
+
+
+_SEEN: set[str] = set()
 
 
 def _label(text: str) -> None:
-    """``hypothesis.event`` when a test is running (never from ``.example()`` or a script)."""
+    """``hypothesis.event`` when a test is running (never from ``.example()`` or a script);
+    every label is also remembered for :func:`seen_events`."""
+    _SEEN.add(text)
     if currently_in_test_context():
         event(text)
+
+
+def seen_events() -> frozenset[str]:
+    """Every label the generators have attached to a draw in this process (what ``callstream
+    fuzz`` shows as distinct events seen)."""
+    return frozenset(_SEEN)
 
 
 def _aim(value: float, label: str) -> None:
@@ -110,29 +125,7 @@ def _aim(value: float, label: str) -> None:
 
 # -- JSON text: strings and spellings ---------------------------------------------------------
 
-_NASTY = (
-    '"',
-    "\\",
-    "/",
-    "\n",
-    "\r",
-    "\t",
-    "\b",
-    "\f",
-    "\x00",
-    "\x1f",
-    "\x7f",
-    "é",
-    "ß",
-    "中",
-    "\u2028",
-    "\u2029",
-    "\ufeff",
-    "😀",
-    "🎉",
-    "𝄞",
-    "\U0010fffd",
-)
+_NASTY = tuple('"\\/\n\r\t\b\f\x00\x1f\x7féß中\u2028\u2029\ufeff😀🎉𝄞\U0010fffd')
 """Characters that break naive escaping, framing or UTF-8 handling."""
 _SURROGATES = ("\ud800", "\udbff", "\udc00", "\udfff", "\ud83d")
 _CHARACTERS = st.one_of(st.characters(codec="utf-8"), st.sampled_from(_NASTY))
@@ -143,6 +136,7 @@ _PAIRED = re.compile("(?<=[\ud800-\udbff])[\udc00-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+@cache
 def _strings(
     min_size: int = 0, max_size: int = 10, lone_surrogates: bool = False
 ) -> st.SearchStrategy[str]:
@@ -201,30 +195,18 @@ _LAYOUTS = (
 _PADS = ((" ", ""), ("", "\n"), ("\r\n\t ", " \n"))
 
 
+@cache
 def _spellings() -> st.SearchStrategy[_Spelling]:
     return st.builds(
-        lambda layout, escape, slash, upper, short, exponent, reverse, pad: _Spelling(
-            layout.layout,
-            layout.item,
-            layout.key,
-            layout.inner,
-            layout.indent,
-            escape,
-            slash,
-            upper,
-            short,
-            exponent,
-            reverse,
-            pad,
-        ),
+        replace,
         st.sampled_from(_LAYOUTS),
-        st.sampled_from(("raw", "ascii", "every", "alternate")),
-        _rarely(20),
-        _rarely(30),
-        st.integers(0, 99).map(lambda n: n < 80),
-        st.sampled_from(("e+", "E", "e")),
-        _rarely(20),
-        _sometimes(("", ""), _PADS, 20),
+        escape=st.sampled_from(("raw", "ascii", "every", "alternate")),
+        slash=_rarely(20),
+        upper_hex=_rarely(30),
+        short=st.integers(0, 99).map(lambda n: n < 80),
+        exponent=st.sampled_from(("e+", "E", "e")),
+        reverse_keys=_rarely(20),
+        pad=_sometimes(("", ""), _PADS, 20),
     )
 
 
@@ -325,10 +307,16 @@ def argument_text(value: Json) -> st.SearchStrategy[str]:
 
 # -- tools and their schemas ------------------------------------------------------------------
 
+_NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
 _TOOL_NAMES = st.one_of(
     st.sampled_from(("get_weather", "search", "lookup", "send_email", "read_file")),
-    st.from_regex(r"[a-zA-Z_][a-zA-Z0-9_-]{0,24}", fullmatch=True),
+    st.builds(
+        str.__add__,
+        st.sampled_from(_NAME_CHARACTERS[:52] + "_"),
+        st.text(_NAME_CHARACTERS, max_size=24),
+    ),
 )
+"""Within OpenAI's rule for function names, ``^[a-zA-Z0-9_-]{1,64}$``."""
 _KEY_NAMES = ("a", "b", "city", "query", "path", "limit", "units", "tags", "options", "body")
 _KEYS = st.one_of(
     st.sampled_from(_KEY_NAMES),
@@ -345,6 +333,7 @@ _SIMPLE_SCHEMAS: tuple[Schema, ...] = (
 )
 
 
+@cache
 def _scalar_schemas() -> st.SearchStrategy[Schema]:
     return st.one_of(
         st.sampled_from(_SIMPLE_SCHEMAS).map(copy.deepcopy),
@@ -367,25 +356,35 @@ def _array_schemas(items: st.SearchStrategy[Schema]) -> st.SearchStrategy[Schema
     )
 
 
-@st.composite
+@cache
 def _object_schemas(
-    draw: st.DrawFn, inner: st.SearchStrategy[Schema], min_size: int = 0, max_size: int = 3
-) -> Schema:
-    properties = draw(st.dictionaries(_KEYS, inner, min_size=min_size, max_size=max_size))
+    inner: st.SearchStrategy[Schema], min_size: int = 0, max_size: int = 3
+) -> st.SearchStrategy[Schema]:
+    return st.builds(
+        _object_schema,
+        st.dictionaries(_KEYS, inner, min_size=min_size, max_size=max_size),
+        st.integers(0, 2**max_size - 1),
+        st.booleans(),
+    )
+
+
+def _object_schema(properties: dict[str, Schema], required: int, closed: bool) -> Schema:
+    """An object schema; bit ``n`` of ``required`` makes its ``n``-th property required."""
     schema: Schema = {"type": "object", "properties": properties}
-    required = [key for key in properties if draw(st.booleans())]
-    if required:
-        schema["required"] = required
-    if draw(st.booleans()):
+    names = [key for n, key in enumerate(properties) if required >> n & 1]
+    if names:
+        schema["required"] = names
+    if closed:
         schema["additionalProperties"] = False
     return schema
 
 
+@cache
 def _schemas() -> st.SearchStrategy[Schema]:
     return st.recursive(
         _scalar_schemas(),
         lambda inner: st.one_of(_array_schemas(inner), _object_schemas(inner)),
-        max_leaves=5,
+        max_leaves=4,
     )
 
 
@@ -397,11 +396,11 @@ _PARAMETERLESS: tuple[Schema | None, ...] = (
 )
 
 
-@st.composite
-def _parameters(draw: st.DrawFn) -> Schema | None:
-    if draw(_rarely(20)):
-        return copy.deepcopy(draw(st.sampled_from(_PARAMETERLESS)))
-    return draw(_object_schemas(_schemas(), min_size=1, max_size=4))
+@cache
+def _parameters() -> st.SearchStrategy[Schema | None]:
+    parameterless = st.sampled_from(_PARAMETERLESS).map(copy.deepcopy)
+    declared = _object_schemas(_schemas(), min_size=1, max_size=3)
+    return _rarely(20).flatmap(lambda none: parameterless if none else declared)
 
 
 @st.composite
@@ -424,6 +423,15 @@ _INTEGERS = st.integers(-(2**53), 2**53)
 """Integers every JSON reader keeps exactly (JavaScript's safe range)."""
 
 
+def _fresh_key(key: str, taken: Iterable[str]) -> str:
+    """``key``, or ``key`` with underscores appended until it is not among ``taken``."""
+    taken = set(taken)
+    while key in taken:
+        key += "_"
+    return key
+
+
+@cache
 def _json_scalars(lone: bool) -> st.SearchStrategy[Json]:
     return st.one_of(
         st.none(),
@@ -434,6 +442,7 @@ def _json_scalars(lone: bool) -> st.SearchStrategy[Json]:
     )
 
 
+@cache
 def _json_values(lone: bool) -> st.SearchStrategy[Json]:
     return st.recursive(
         _json_scalars(lone),
@@ -495,7 +504,8 @@ def _objects(schema: Mapping[str, Any], lone: bool) -> st.SearchStrategy[dict[st
     extra = st.dictionaries(
         _KEYS.filter(lambda key: key not in properties), _json_scalars(lone), max_size=2
     )
-    return st.tuples(known, _rarely(15).flatmap(lambda on: extra if on else st.just({}))).map(
+    nothing: st.SearchStrategy[dict[str, Json]] = st.just({})
+    return st.tuples(known, _rarely(15).flatmap(lambda on: extra if on else nothing)).map(
         lambda pair: {**pair[1], **pair[0]}
     )
 
@@ -566,7 +576,7 @@ def _malformed(draw: st.DrawFn, tool: Tool, lone_surrogates: bool) -> InvalidArg
     kind = draw(st.sampled_from(_MALFORMED))
     value = draw(_arguments_for(tool, lone_surrogates))
     text = draw(argument_text(value)).strip(" \t\r\n")
-    key = _quote(draw(_KEYS.filter(lambda key: key not in value)), _Spelling())
+    key = _quote(_fresh_key(draw(_KEYS), value), _Spelling())
     if kind == "truncated":
         text = text[: draw(st.integers(1, len(text) - 1))]
     elif kind == "trailing comma":
@@ -618,7 +628,7 @@ def _schema_violation(draw: st.DrawFn, tool: Tool, lone_surrogates: bool) -> Inv
     if kind == "missing required field" and key is not None:
         value.pop(key, None)
     elif kind == "unexpected field":
-        value[draw(_KEYS.filter(lambda name: name not in properties))] = draw(_json_scalars(False))
+        value[_fresh_key(draw(_KEYS), properties)] = draw(_json_scalars(False))
     else:
         assert key is not None
         sub = Draft202012Validator(properties[key])
@@ -750,6 +760,16 @@ def _kinds_of_cut(danger: Mapping[str, Sequence[int]], points: Iterable[int]) ->
     return {kind for kind, positions in danger.items() if at.intersection(positions)}
 
 
+@cache
+def _cut_instructions(length: int, max_cuts: int) -> st.SearchStrategy[list[tuple[int, int, int]]]:
+    """Cut instructions for a text of ``length``: (mode, position, which). Mode 0 cuts at the
+    position, 1 at a dangerous place, 2 ends a run of one-character fragments there."""
+    return st.lists(
+        st.tuples(st.integers(0, 2), st.integers(1, length - 1), st.integers(0, 255)),
+        max_size=max_cuts,
+    )
+
+
 @st.composite
 def _fragments(draw: st.DrawFn, text: str, max_cuts: int) -> tuple[str, ...]:
     if len(text) < 2:
@@ -757,26 +777,21 @@ def _fragments(draw: st.DrawFn, text: str, max_cuts: int) -> tuple[str, ...]:
             return (text,)
         return tuple(draw(st.sampled_from(((), ("",)))))
     danger = dangerous_cuts(text)
-    uniform = st.integers(1, len(text) - 1).map(lambda point: [point])
-    # A run of single-character fragments ending at a point: it shrinks to a cut at that point.
-    runs = st.tuples(st.integers(1, len(text) - 1), st.integers(1, 6)).map(
-        lambda run: list(range(run[0] - run[1] + 1, run[0] + 1))
-    )
-    choices = [uniform, runs]
-    if danger:
-        choices.insert(
-            1,
-            st.sampled_from(sorted(danger)).flatmap(
-                lambda kind: st.sampled_from(danger[kind]).map(lambda point: [point])
-            ),
-        )
+    kinds = sorted(danger)
     points: set[int] = set()
-    if len(text) <= 48 and draw(_rarely(5)):
+    one_each = draw(_rarely(5))
+    if one_each and len(text) <= 48:
         points.update(range(1, len(text)))
         _label("fragments: one character each")
     else:
-        for cut in draw(st.lists(st.one_of(*choices), max_size=max_cuts)):
-            points.update(point for point in cut if 0 < point < len(text))
+        for mode, at, which in draw(_cut_instructions(len(text), max_cuts)):
+            if mode == 1 and kinds:  # a dangerous cut: ``at`` picks the kind, ``which`` the place
+                places = danger[kinds[at % len(kinds)]]
+                points.add(places[which % len(places)])
+            elif mode == 2:  # a run of one-character fragments ending at ``at``
+                points.update(p for p in range(at - which % 6, at + 1) if p > 0)
+            else:
+                points.add(at)
     for kind in _kinds_of_cut(danger, points):
         _label(f"cut {kind}")
     bounds = [0, *sorted(points), len(text)]
@@ -820,7 +835,7 @@ class _Draft:
 @st.composite
 def _drafts(draw: st.DrawFn, tools: Sequence[Tool], lone_surrogates: bool) -> _Draft:
     tool = draw(st.sampled_from(tools))
-    outcome = draw(st.sampled_from(_OUTCOMES)) if draw(_rarely(20)) else "valid"
+    outcome = draw(_sometimes("valid", _OUTCOMES, 20))
     if outcome == "schema_violation" and not _violations(tool.parameters):
         outcome = "malformed_json"
     _label(f"call: {outcome}")
@@ -889,6 +904,22 @@ def _reusable(plan: CallPlan) -> bool:
     )
 
 
+@dataclass
+class _Stream:
+    """What the calls drawn so far decided for the ones still to come."""
+
+    tools: Sequence[Tool]
+    schedule: Schedule
+    lone_surrogates: bool
+    quirky: bool
+    no_index: set[int]
+    zero: set[int]
+    wires: dict[int, _Wires]
+    legacy_in: set[int]
+    ambiguous: set[int]
+    count: int = 0
+
+
 @st.composite
 def _call_plans(
     draw: st.DrawFn,
@@ -898,43 +929,76 @@ def _call_plans(
     max_calls: int,
     lone_surrogates: bool,
 ) -> tuple[CallPlan, ...]:
-    count = draw(st.integers(1, max_calls))
     quirky = draw(_rarely(30))
     if quirky:
         _label("calls: metadata quirks")
-    no_index = {choice for choice in range(choices) if quirky and draw(_rarely(20))}
-    wires = {choice: _Wires({}) for choice in range(choices)}
-    legacy_in: set[int] = set()
-    ambiguous: set[int] = set()
+    # Per choice: indices as OpenAI sends them, none at all (Gemini), or every call at index 0
+    # told apart by a new id and name (Ollama), which cannot be interleaved.
+    modes = [draw(_sometimes("next", ("none", "zero"), 30)) for _ in range(choices)]
+    stream = _Stream(
+        tools,
+        schedule,
+        lone_surrogates,
+        quirky,
+        no_index={choice for choice, mode in enumerate(modes) if quirky and mode == "none"},
+        zero={
+            choice
+            for choice, mode in enumerate(modes)
+            if quirky and mode == "zero" and schedule != "interleaved"
+        },
+        wires={choice: _Wires({}) for choice in range(choices)},
+        legacy_in=set(),
+        ambiguous=set(),
+    )
     plans: list[CallPlan] = []
-    for number in range(count):
-        choice = 0 if number == 0 else draw(st.integers(0, choices - 1))
-        draft = draw(_drafts(tools, lone_surrogates))
-        whole = schedule in ("whole", "together")
-        if whole:
-            pieces: tuple[str, ...] = (draft.arguments,) if draft.arguments else ()
-        else:
-            pieces = draw(fragments(draft.arguments))
-        plan = CallPlan(draft.name, draft.arguments, pieces, id=f"call_{number}", choice=choice)
-        if quirky:
-            plan = draw(
-                _metadata(plan, draft, schedule, omit_index=choice in no_index, legacy_in=legacy_in)
-            )
-        if plan.legacy:
-            legacy_in.add(choice)
-        if choice in no_index and schedule == "sequential":
-            # A bare fragment (no index, id or name) while several calls are open rejects the
-            # calls open then; the oracle rejects the whole choice, so no call may open later
-            # unless it is bare too (and so rejected in its turn).
-            if choice in ambiguous and not _bare(plan, schedule):
-                reject()
-            if wires[choice].position > 0 and _bare(plan, schedule):
-                ambiguous.add(choice)
-        plan = draw(_wire_index(plan, wires[choice], schedule, quirky))
-        plans.append(plan)
+    # Like ``st.lists``: a "one more?" flag before each further call, and each call one draw,
+    # so that the shrinker can delete any call with its flag; fewer calls is simpler.
+    while not plans or (len(plans) < max_calls and draw(st.booleans())):
+        plans.append(draw(_call(stream, choices)))
     if len({plan.name for plan in plans if plan.name is not None}) < len(plans):
         _label("calls: the same function twice")
     return tuple(plans)
+
+
+@st.composite
+def _call(draw: st.DrawFn, stream: _Stream, choices: int) -> CallPlan:
+    """One more call of ``stream``."""
+    choice = draw(st.integers(0, choices - 1))
+    draft = draw(_drafts(stream.tools, stream.lone_surrogates))
+    schedule = stream.schedule
+    if schedule in ("whole", "together"):
+        pieces: tuple[str, ...] = (draft.arguments,) if draft.arguments else ()
+    else:
+        pieces = draw(fragments(draft.arguments))
+    plan = CallPlan(draft.name, draft.arguments, pieces, id=f"call_{stream.count}", choice=choice)
+    stream.count += 1
+    if stream.quirky:
+        plan = draw(
+            _metadata(
+                plan,
+                draft,
+                schedule,
+                omit_index=choice in stream.no_index,
+                zero_index=choice in stream.zero,
+                legacy_in=stream.legacy_in,
+            )
+        )
+    if plan.legacy:
+        stream.legacy_in.add(choice)
+    wires = stream.wires[choice]
+    if choice in stream.no_index and schedule == "sequential":
+        # A bare fragment (no index, id or name) while several calls are open rejects the
+        # calls open then; the oracle rejects the whole choice, so no call may open later
+        # unless it is bare too (and so rejected in its turn).
+        if choice in stream.ambiguous and not _bare(plan, schedule):
+            reject()
+        if wires.position > 0 and _bare(plan, schedule):
+            stream.ambiguous.add(choice)
+    return draw(_wire_index(plan, wires, schedule, stream.quirky, choice in stream.zero))
+
+
+_ID_POLICIES: tuple[IdPolicy, ...] = ("every", "omit", "empty", "numeric", "changing")
+_NAME_POLICIES: tuple[NamePolicy, ...] = ("every", "omit", "late")
 
 
 @st.composite
@@ -945,32 +1009,44 @@ def _metadata(
     schedule: Schedule,
     *,
     omit_index: bool,
+    zero_index: bool,
     legacy_in: set[int],
 ) -> CallPlan:
-    """How one call's metadata travels, among the combinations the oracle can predict."""
-    if (
-        not omit_index
-        and schedule != "together"
-        and plan.choice not in legacy_in
-        and draw(_rarely(10))
-    ):
+    """How one call's metadata travels, among the combinations the oracle can predict. Every
+    knob is drawn, then the combinations the oracle cannot predict are turned back to the
+    ordinary value, so a call's draws stay aligned while the shrinker simplifies."""
+    legacy = draw(_rarely(10))
+    id_policy: IdPolicy = draw(_sometimes("once", _ID_POLICIES, 40))
+    name_policy: NamePolicy = draw(_sometimes("once", _NAME_POLICIES, 40))
+    suffix = draw(_sometimes("", _ID_SUFFIXES, 15))
+    as_value = draw(_rarely(10))
+    snapshots = draw(_rarely(5))
+    extra = draw(_rarely(10))
+    type_every = draw(_rarely(20))
+    header_arguments = draw(_rarely(20))
+    if zero_index:
+        # Each call at index 0 must come with an id and a name to be told from the last one.
+        legacy = False
+        id_policy = id_policy if id_policy in ("once", "every") else "once"
+        name_policy = name_policy if name_policy in ("once", "every") else "once"
+    if legacy and not omit_index and schedule != "together" and plan.choice not in legacy_in:
         _label("call: legacy function_call")
         return replace(plan, id=None, legacy=True)
-    id_policies: list[IdPolicy] = ["once", "every", "omit", "empty", "numeric", "changing"]
+    if id_policy == "changing" and (omit_index or name_policy in ("every", "late")):
+        # A changed id that comes with a name is a new call, not the same one continued; and
+        # without an index, a changed id is a new call too.
+        id_policy = "once"
     if omit_index:
-        id_policies.remove("changing")
-    id_policy = draw(st.sampled_from(id_policies)) if draw(_rarely(40)) else "once"
-    name_policies: list[NamePolicy] = ["once", "every", "omit", "late"]
-    if id_policy == "changing":
-        # A changed id that comes with a name is a new call, not the same one continued.
-        name_policies = ["once", "omit"]
-    if omit_index:
-        # Without an index, a fragment is routed by its id; one that only repeats the name
-        # reads as a new call, and a header with neither id nor name as the old one.
-        name_policies = ["once", "every"] if id_policy == "every" else ["once"]
-        if id_policy not in ("once", "every") and plan.name is None:
-            id_policy = "once"
-    name_policy = draw(st.sampled_from(name_policies)) if draw(_rarely(40)) else "once"
+        # Without an index a fragment is routed by its id: one that only repeats the name
+        # reads as a new call, a header with neither id nor name as the old one, and a name
+        # that comes late as a new call.
+        if name_policy == "late" or (name_policy == "every" and id_policy != "every"):
+            name_policy = "once"
+        if name_policy == "omit" or (plan.name is None and id_policy not in ("once", "every")):
+            id_policy = "every" if id_policy == "every" else "once"
+            name_policy = "once"
+        # An entry the reader cannot route is dropped, with the repeated type it carries.
+        type_every = False
     name = plan.name
     if name_policy == "omit":
         # The same bytes as a call without a name; the oracle expects the plan's name for a
@@ -978,20 +1054,17 @@ def _metadata(
         name, name_policy = None, "once"
         _label("call: name omit")
     call_id = f"{int(plan.id[5:]):04d}" if id_policy == "numeric" and plan.id else plan.id
-    suffix = draw(_sometimes("", _ID_SUFFIXES, 15))
     as_value = (
-        name_policy != "late"
-        and draft.value is not None
+        as_value
+        and name_policy != "late"
         and isinstance(draft.value, dict)
         and not draft.lone
         and not _SURROGATE.search(json.dumps(draft.value, ensure_ascii=False))
-        and draw(_rarely(10))
     )
-    snapshots = not as_value and schedule in ("sequential", "interleaved") and draw(_rarely(5))
-    extra = draw(_rarely(10))
+    snapshots = snapshots and not as_value and schedule in ("sequential", "interleaved")
     for knob, on in (
         (f"id {id_policy}", id_policy != "once"),
-        (f"name {name_policy}", name_policy in ("every", "late")),
+        (f"name {name_policy}", name_policy != "once"),
         ("arguments as a value", as_value),
         ("cumulative snapshots", snapshots),
         ("extra_content", extra),
@@ -1006,9 +1079,8 @@ def _metadata(
         omit_index=omit_index,
         id_policy=id_policy,
         name_policy=name_policy,
-        # An entry the reader cannot route is dropped, with the repeated type it carries.
-        type_every=not omit_index and draw(_rarely(20)),
-        header_arguments=draw(_rarely(20)),
+        type_every=type_every,
+        header_arguments=header_arguments,
         arguments_as_value=as_value,
         snapshots=snapshots,
         extra_content=copy.deepcopy(_EXTRA_CONTENT) if extra else None,
@@ -1017,10 +1089,11 @@ def _metadata(
 
 @st.composite
 def _wire_index(
-    draw: st.DrawFn, plan: CallPlan, wires: _Wires, schedule: Schedule, quirky: bool
+    draw: st.DrawFn, plan: CallPlan, wires: _Wires, schedule: Schedule, quirky: bool, zero: bool
 ) -> CallPlan:
     """The call's tool-call index on the wire: the next one, or (rarely) past a gap (C14) or
-    one an earlier call of the choice already uses (C2)."""
+    one an earlier call of the choice already uses (C2); with ``zero``, index 0 whenever the
+    reader can tell the calls there apart."""
     position = wires.position
     wires.position += 1
     if plan.legacy or plan.omit_index:
@@ -1033,11 +1106,13 @@ def _wire_index(
         plan = replace(plan, name_policy="once")
     owners = [w for w, owner in wires.used.items() if _reusable(owner)]
     how = "next"
-    if quirky and plan.name_policy != "late" and draw(_rarely(15)):
+    takes_over = plan.name is not None and _reusable(plan) and plan.name_policy in ("once", "every")
+    if zero and 0 in owners and takes_over:
+        how = "zero"
+    elif quirky and draw(_rarely(15)) and plan.name_policy != "late":
         options = ["gap"]
-        if owners and schedule != "interleaved" and plan.name is not None and _reusable(plan):
-            if plan.name_policy in ("once", "every"):
-                options.append("reuse")
+        if owners and schedule != "interleaved" and takes_over:
+            options.append("reuse")
         how = draw(st.sampled_from(options))
     if how == "gap":
         wire = max([wire - 1, *wires.used]) + draw(st.integers(2, 4))
@@ -1045,6 +1120,9 @@ def _wire_index(
     elif how == "reuse":
         wire = draw(st.sampled_from(owners))
         _label("call: index reused")
+    elif how == "zero":
+        wire = 0
+        _label("call: index 0 reused (every call at index 0)")
     wires.used[wire] = plan
     return plan if wire == position else replace(plan, index=wire)
 
@@ -1084,15 +1162,19 @@ _CONTENTS = (
 _FINISHES = (
     "tool_calls",
     "stop",
-    "function_call",
     "length",
+    None,
+    "function_call",
     "content_filter",
+    "length",
     None,
     "error",
     "MALFORMED_FUNCTION_CALL",
+    None,
     "eos",
     "tool_use",
 )
+"""Finish reasons, the ones that matter most (truncation, none at all) more than once."""
 _SCHEDULES: tuple[Schedule, ...] = ("sequential", "interleaved", "whole", "together")
 _ERRORS: tuple[Literal["nested", "flat", "openrouter", "event"], ...] = (
     "nested",
@@ -1101,7 +1183,13 @@ _ERRORS: tuple[Literal["nested", "flat", "openrouter", "event"], ...] = (
     "event",
 )
 _NEWLINES: tuple[Literal["lf", "crlf", "cr", "mixed"], ...] = ("lf", "crlf", "cr", "mixed")
-_AFTER_FINISH = ("usage_chunk", "duplicate_finish", "late_delta")
+_AFTER_FINISH = (
+    ("usage_chunk",),
+    ("duplicate_finish",),
+    ("late_delta",),
+    ("duplicate_finish", "late_delta"),
+    ("usage_chunk", "duplicate_finish"),
+)
 
 
 @st.composite
@@ -1111,12 +1199,13 @@ def _noises(draw: st.DrawFn) -> Noise:
     role = not draw(_rarely(15))
     noise = Noise(
         role=role,
-        role_every=role and draw(_rarely(15)),
-        content=draw(st.sampled_from(_CONTENTS)) if draw(_rarely(30)) else None,
+        # A repeated role is only a repeat after a role chunk.
+        role_every=draw(_rarely(15)) and role,
+        content=draw(_sometimes(None, _CONTENTS, 30)),
         usage=draw(_rarely(25)),
         usage_every=draw(_rarely(15)),
         empty_first=draw(_rarely(15)),
-        keepalive=draw(st.integers(1, 2)) if draw(_rarely(20)) else 0,
+        keepalive=draw(_sometimes(0, (1, 2), 20)),
     )
     for knob in ("role_every", "usage", "usage_every", "empty_first", "keepalive"):
         if getattr(noise, knob):
@@ -1130,18 +1219,17 @@ def _noises(draw: st.DrawFn) -> Noise:
 
 @st.composite
 def _endings(draw: st.DrawFn, choices: int) -> Ending:
-    if not draw(_rarely(40)):
+    if not draw(_rarely(45)):
         _label("finish: tool_calls")
         return Ending()
     finish = draw(st.sampled_from(_FINISHES))
-    error = draw(st.sampled_from(_ERRORS)) if draw(_rarely(10)) else None
-    after: tuple[str, ...] = ()
-    if finish is not None and error is None and draw(_rarely(15)):
-        after = tuple(
-            draw(st.lists(st.sampled_from(_AFTER_FINISH), min_size=1, max_size=2, unique=True))
-        )
-    done = not draw(_rarely(20))
+    error = draw(_sometimes(None, _ERRORS, 10))
+    after: tuple[str, ...] = draw(_sometimes((), _AFTER_FINISH, 15))
+    if finish is None or error is not None:
+        after = ()  # nothing comes after a finish that never came
+    done = not draw(_rarely(30))
     with_last = draw(_rarely(25))
+    cut = draw(_rarely(15))
     # A cut stream must lose an event the oracle can account for: [DONE], the usage chunk or
     # the finish chunk itself; never a delta, an error or a chunk after the finish.
     cuttable = (
@@ -1155,7 +1243,7 @@ def _endings(draw: st.DrawFn, choices: int) -> Ending:
         after_finish=after,
         error=error,
         done=done,
-        cut=cuttable and draw(_rarely(15)),
+        cut=cut and cuttable,
     )
     _label(f"finish: {finish}" if error is None else f"error: {error}")
     for knob in ("finish_with_last", "after_finish", "cut"):
@@ -1173,7 +1261,7 @@ def _transports(draw: st.DrawFn) -> Transport:
     transport = Transport(
         newline=draw(st.sampled_from(_NEWLINES)),
         space=not draw(_rarely(30)),
-        bom=draw(_rarely(20)),
+        bom=draw(_rarely(30)),
         event_lines=draw(_rarely(20)),
         multiline=draw(_rarely(20)),
     )
@@ -1201,7 +1289,8 @@ def _strictly_rejected(plan: CallPlan) -> bool:
 def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
     # A call past the limit is rejected at the fragment that passes it, so the oracle can
     # predict it only when no other rejection could come first mid-stream.
-    if any(_strictly_rejected(plan) for plan in calls) or not draw(_rarely(8)):
+    small = draw(_rarely(8))
+    if not small or any(_strictly_rejected(plan) for plan in calls):
         return Limits()
     largest = max(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)
     _label("limits: small max_argument_bytes")
@@ -1228,8 +1317,8 @@ def _stream_specs(
     lone_surrogates: bool,
 ) -> StreamSpec:
     exposed = tuple(tool_set) if tool_set is not None else draw(tools())
-    choices = draw(st.integers(2, max_choices)) if max_choices > 1 and draw(_rarely(15)) else 1
-    schedule = draw(st.sampled_from(_SCHEDULES)) if draw(_rarely(35)) else "sequential"
+    choices = draw(_sometimes(1, tuple(range(2, max_choices + 1)) or (1,), 15))
+    schedule = draw(_sometimes("sequential", _SCHEDULES[1:], 35))
     calls = draw(
         call_plans(
             exposed,
@@ -1293,8 +1382,11 @@ def stream_specs(
 
 def rules_for(spec: StreamSpec) -> tuple[str, ...]:
     """The rules of REQUIREMENTS.md a planned spec exercises, from the knobs it uses."""
-    rules = {"A1", "A2", "C1" if spec.ending.finish in ("tool_calls", "stop") else "C2"}
+    rules = {"A1", "A2", "C4"}
     calls, ending, transport, noise = spec.calls, spec.ending, spec.transport, spec.noise
+    completing = ending.finish in ("tool_calls", "stop", "function_call")
+    if completing and ending.error is None:
+        rules.add("C1")
     if any(len(plan.fragments) > 1 for plan in calls):
         rules.add("T1")
     if spec.schedule == "interleaved" or any(
@@ -1323,18 +1415,17 @@ def rules_for(spec: StreamSpec) -> tuple[str, ...]:
         rules.add("A4")
     if ending.finish is None or not ending.done or ending.cut:
         rules.add("C2")
-    if ending.finish not in ("tool_calls", "stop", "function_call") or ending.cut or ending.error:
+    if not completing or ending.cut or ending.error:
         rules.add("C3")
-    rules.add("C4")
-    tool_names = {tool.name for tool in spec.tools}
+    tools = {tool.name: tool for tool in spec.tools}
     for plan in calls:
         if plan.name is None or plan.name_policy == "omit" or plan.id_policy in ("omit", "empty"):
             rules.add("V4")
-        elif plan.name not in tool_names:
+        elif plan.name not in tools:
             rules.add("V3")
-        if not _strictly_parses(plan.arguments) and plan.arguments:
+        elif not (_strictly_parses(plan.arguments) and plan.arguments.lstrip()[:1] == "{"):
             rules.add("V1")
-        else:
+        elif tools[plan.name].parameters:
             rules.add("V2")
     if spec.limits != Limits():
         rules.add("V5")
@@ -1362,7 +1453,8 @@ def _title(spec: StreamSpec) -> str:
     calls = spec.calls
     names = ", ".join(str(plan.name) for plan in calls)
     parts = [f"{len(calls)} call{'s' if len(calls) != 1 else ''} ({names})"]
-    parts.append(f"{sum(len(plan.fragments) for plan in calls)} fragments")
+    pieces = sum(len(plan.fragments) for plan in calls)
+    parts.append(f"{pieces} fragment{'s' if pieces != 1 else ''}")
     if spec.choices > 1:
         parts.append(f"{spec.choices} choices")
     if spec.schedule != "sequential":
@@ -1454,41 +1546,52 @@ def dangerous_offsets(data: bytes) -> tuple[int, ...]:
     return tuple(sorted({o for offsets in _byte_dangers(data).values() for o in offsets}))
 
 
-_SPLIT_KINDS: tuple[Literal["whole", "random", "offsets", "bytes"], ...] = (
-    "whole",
-    "random",
-    "offsets",
-    "bytes",
-)
+_SPLIT_KINDS = ("whole", "offsets", "many", "bytes")
+"""Simplest first: a failure shrinks towards the whole stream in one chunk, then a few cuts."""
+
+
+@cache
+def _offset_instructions(
+    size: int, max_cuts: int
+) -> st.SearchStrategy[list[tuple[bool, int, int]]]:
+    """Offsets into ``size`` bytes: (dangerous?, offset or kind, which place of that kind). A
+    list, so the shrinker can delete any cut on its own."""
+    return st.lists(
+        st.tuples(st.booleans(), st.integers(1, size - 1), st.integers(0, 255)),
+        min_size=1,
+        max_size=max_cuts,
+    )
 
 
 @st.composite
 def _splittings(draw: st.DrawFn, data: bytes | None) -> Splitting:
     kind = draw(st.sampled_from(_SPLIT_KINDS))
     _label(f"splitting: {kind}")
-    if kind == "random":
-        return Splitting("random", seed=draw(st.integers(0, 2**32 - 1)))
-    if kind != "offsets":
-        return Splitting(kind)
     size = len(data) if data is not None else 4096
-    if size < 2:
-        return Splitting("whole")
+    if kind in ("whole", "bytes") or size < 2:
+        return Splitting("bytes" if kind == "bytes" and size >= 2 else "whole")
     danger = _byte_dangers(data) if data is not None else {}
-    choices = [st.integers(1, size - 1)]
-    if danger:
-        choices.insert(
-            0, st.sampled_from(sorted(danger)).flatmap(lambda k: st.sampled_from(danger[k]))
-        )
-    offsets = draw(st.lists(st.one_of(*choices), min_size=1, max_size=12, unique=True))
+    kinds = sorted(danger)
+    offsets = set()
+    # A few cuts, or as many as a slow connection makes (up to one every 32 bytes or so).
+    most = 12 if kind == "offsets" else max(12, size // 32)
+    for dangerous, at, which in draw(_offset_instructions(size, most)):
+        if dangerous and kinds:
+            places = danger[kinds[at % len(kinds)]]
+            offsets.add(places[which % len(places)])
+        else:
+            offsets.add(at)
     for kind_of_cut in _kinds_of_cut(danger, offsets):
         _label(f"split {kind_of_cut}")
     return Splitting("offsets", offsets=tuple(sorted(offsets)))
 
 
 def splittings(data: bytes | None = None) -> st.SearchStrategy[Splitting]:
-    """Transport splittings: whole, seeded random cuts, explicit offsets, every single byte.
-    Given the stream's ``data``, offsets are drawn from ``dangerous_offsets(data)`` as often as
-    uniformly; without it, offsets are uniform up to 4096 (those past the end are dropped)."""
+    """Transport splittings: the whole stream at once, a few cuts, many cuts, or every single
+    byte (never ``pairs``, which runs once per byte). Cuts are explicit offsets, so a failure
+    shrinks cut by cut. Given the stream's ``data``, cuts come from ``dangerous_offsets(data)``
+    as often as uniformly; without it, offsets are uniform up to 4096 (those past the end are
+    dropped)."""
     return _splittings(data)
 
 

@@ -66,3 +66,69 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["fuzz", "--duration", "soon"])
     assert exit_info.value.code == 2
+
+
+def test_workers_split_the_budget_and_the_first_find_wins(tmp_path: Path) -> None:
+    """With two worker processes, the budget is shared and a mutant's bug is still found,
+    shrunk and saved once, as with one process."""
+    result = fuzz(
+        load_implementation(MUTANT),
+        profile="ci",
+        max_examples=600,
+        workers=2,
+        save_regressions=tmp_path / "regressions",
+        out=tmp_path / "report",
+    )
+    assert result.exit_code == 1
+    assert result.found_after is not None
+    assert result.regression is not None
+    assert [p.name for p in (tmp_path / "regressions").iterdir()] == [result.regression.name]
+    replay = ["run", str(result.regression), "--jobs", "1", "--impl", MUTANT]
+    assert main([*replay, "--out", str(tmp_path / "mutant")]) == 1
+
+
+def test_workers_against_the_reference_run_the_whole_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``callstream fuzz --workers 2`` runs the budget across both processes, finds nothing in
+    the reference, and shows its progress (examples, failures, distinct events) on stderr."""
+    code = main(
+        [
+            "fuzz",
+            "--profile",
+            "ci",
+            "--max-examples",
+            "60",
+            "--workers",
+            "2",
+            "--save-regressions",
+            str(tmp_path / "regressions"),
+            "--out",
+            str(tmp_path / "report"),
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "nothing found" in out
+    ran = int(out.split(" examples")[0])
+    assert ran >= 60
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"callstream fuzz: {ran}/60 examples")
+    assert "0 failures" in last
+    assert "distinct events" in last
+
+
+def test_a_duration_ends_the_search(tmp_path: Path) -> None:
+    """A time budget stops the search between examples (not after a whole batch), with the
+    nightly profile's randomised seeds and a database it only reads."""
+    result = fuzz(
+        load_implementation("py:harness.implementations:reference"),
+        profile="nightly",
+        duration=2,
+        database=str(tmp_path / "db"),
+        save_regressions=tmp_path / "regressions",
+        out=tmp_path / "report",
+    )
+    assert result.exit_code == 0
+    assert result.examples > 0
+    assert result.elapsed < 60  # a batch of 500 examples would take far longer

@@ -1,0 +1,173 @@
+"""Examples per second of ``callstream fuzz``, and where each example's time goes.
+
+Run from the repository root::
+
+    python -m bench.bench_fuzz                  # 600 examples per figure, about 2 minutes
+    python -m bench.bench_fuzz --examples 200   # a quicker look
+    python -m bench.bench_fuzz --impl py:tests.mutants.keeps_bom:factory --json fuzz.json
+
+Two measurements, against the reference assembler unless ``--impl`` says otherwise:
+
+1. **Where the time goes**, in one process: each example is timed stage by stage, drawing the
+   scenario (the generators, including the oracle's check that it can predict the plan),
+   drawing the splitting, rendering the stream, deriving the expectations, feeding the
+   implementation (the floor of any harness: it has to run the thing under test), and the
+   checks; what is left of the wall time is Hypothesis's engine.
+2. **Throughput** of ``harness.fuzz.fuzz`` as ``callstream fuzz --profile ci`` runs it, with one
+   worker process and with two (the machine's two cores), in examples per second.
+
+The figures are for people and CI artefacts, not a gate: the exit status is 0 whatever they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+_ROOT = Path(__file__).resolve().parent.parent
+if str(_ROOT) not in sys.path:  # also runnable as ``python bench/bench_fuzz.py``
+    sys.path.insert(0, str(_ROOT))
+
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from harness import strategies  # noqa: E402
+from harness.checks import run_checks  # noqa: E402
+from harness.connect import Implementation, load_implementation  # noqa: E402
+from harness.fuzz import fuzz  # noqa: E402
+from harness.observe import observe  # noqa: E402
+from harness.oracle import expect  # noqa: E402
+from harness.render import render  # noqa: E402
+from harness.split import chunkings  # noqa: E402
+
+STAGES = (
+    ("scenario", "drawing the scenario (generators + the oracle's predictability check)"),
+    ("splitting", "drawing the splitting"),
+    ("render", "rendering the stream to SSE bytes"),
+    ("expect", "deriving the expectations (oracle)"),
+    ("implementation", "feeding the implementation, every chunk"),
+    ("checks", "running the checks"),
+)
+
+
+def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]:
+    """Seconds spent in each stage over ``examples`` derandomised examples, and the wall time."""
+    spent: dict[str, float] = defaultdict(float)
+    counted = [0]
+    profile = implementation.claims.profile
+
+    @given(data=st.data())
+    @settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=(Phase.generate,),
+        suppress_health_check=list(HealthCheck),
+    )
+    def one(data: st.DataObject) -> None:
+        clock = time.perf_counter()
+
+        def lap(stage: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            spent[stage] += now - clock
+            clock = now
+
+        scenario = data.draw(strategies.scenarios())
+        lap("scenario")
+        raw = render(scenario.spec)
+        lap("render")
+        splitting = data.draw(strategies.splittings(raw.data))
+        lap("splitting")
+        expected = expect(scenario.spec, raw, profile)
+        lap("expect")
+        for chunks in chunkings(raw.data, splitting):
+            seen = observe(
+                implementation.factory, scenario.spec.tools, scenario.spec.limits, chunks
+            )
+            lap("implementation")
+            run_checks(expected, seen, scenario.kind)
+            lap("checks")
+        counted[0] += 1
+
+    started = time.perf_counter()
+    one()
+    wall = time.perf_counter() - started
+    return {"examples": counted[0], "wall": wall, "stages": dict(spent)}
+
+
+def throughput(implementation: Implementation, examples: int, workers: int) -> dict[str, Any]:
+    """``fuzz`` under the ci profile with ``workers`` processes: examples and seconds."""
+    with tempfile.TemporaryDirectory() as folder:
+        result = fuzz(
+            implementation,
+            profile="ci",
+            max_examples=examples,
+            workers=workers,
+            save_regressions=None,
+            out=Path(folder) / "report",
+        )
+    return {
+        "workers": workers,
+        "examples": result.examples,
+        "seconds": result.elapsed,
+        "per_second": result.examples / result.elapsed,
+        "found": result.found is not None,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, print a table, optionally write JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+    parser.add_argument("--impl", default="py:harness.implementations:reference")
+    parser.add_argument("--examples", type=int, default=600, help="examples per figure")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    implementation = load_implementation(args.impl)
+    print(
+        f"callstream fuzz benchmark: {args.impl}, {args.examples} examples per figure, "
+        f"Python {platform.python_version()}, {os.cpu_count()} CPUs"
+    )
+
+    stages = stage_times(implementation, args.examples)
+    wall = stages["wall"]
+    print(f"\nWhere the time goes ({stages['examples']} examples, {wall:.1f} s in one process):")
+    accounted = 0.0
+    for stage, what in STAGES:
+        seconds = stages["stages"].get(stage, 0.0)
+        accounted += seconds
+        per = 1000 * seconds / max(stages["examples"], 1)
+        print(f"  {what:<66} {per:7.2f} ms  {100 * seconds / wall:5.1f} %")
+    engine = wall - accounted
+    per = 1000 * engine / max(stages["examples"], 1)
+    print(
+        f"  {'Hypothesis engine (choosing, recording, bookkeeping)':<66} {per:7.2f} ms  "
+        f"{100 * engine / wall:5.1f} %"
+    )
+
+    print("\nThroughput of callstream fuzz --profile ci:")
+    runs = [throughput(implementation, args.examples, workers) for workers in (1, 2)]
+    for run in runs:
+        found = " (stopped at a find)" if run["found"] else ""
+        print(
+            f"  {run['workers']} worker(s): {run['examples']} examples in {run['seconds']:.1f} s"
+            f" = {run['per_second']:.1f} examples/s{found}"
+        )
+    if runs[0]["per_second"]:
+        print(f"  speed-up with 2 workers: {runs[1]['per_second'] / runs[0]['per_second']:.2f}x")
+    if args.json is not None:
+        args.json.write_text(json.dumps({"stages": stages, "throughput": runs}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,303 @@
+"""The Hypothesis strategies of ``harness.strategies``: what they generate is sound.
+
+1. Soundness: every generated scenario is one the oracle predicts, and the reference assembler
+   passes it under both profiles, however the stream is cut.
+2. The pieces keep their promises: argument text parses back to the drawn value, invalid
+   arguments are invalid for the reason given, fragments join back to the text, and the
+   dangerous cuts (inside a ``\\u`` escape, after a prefix that parses) really are drawn.
+
+Whether the generators find bugs is for ``tests/quality/``: every mutant, from generated streams
+alone. Every property here is bounded and derandomised by the test profile.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+import reference_impl
+from harness import strategies
+from harness.case import run_case
+from harness.oracle import expect
+from harness.render import render
+from harness.rules import OPENAI_CHAT_QUIRKS, RULES
+from harness.spec import CallPlan, Ending, Scenario, Splitting, StreamSpec, Transport
+from reference_impl import Limits, Tool
+
+Case = tuple[Scenario, Splitting]
+FIND = settings(
+    database=None,
+    derandomize=True,
+    deadline=None,
+    phases=(Phase.generate, Phase.shrink),
+    suppress_health_check=list(HealthCheck),
+)
+"""For ``find``: derandomised, bounded by each test's ``max_examples``, no explain phase."""
+
+
+def lenient(tools: list[Tool], limits: Limits) -> reference_impl.Assembler:
+    """The reference assembler under the lenient profile."""
+    return reference_impl.Assembler(tools, limits=limits)
+
+
+def strict(tools: list[Tool], limits: Limits) -> reference_impl.Assembler:
+    """The reference assembler under the strict profile."""
+    return reference_impl.Assembler(tools, limits=limits, profile="strict")
+
+
+def same_json(one: Any, other: Any) -> bool:
+    """Equal as JSON values, types included (``1`` is not ``1.0``, ``True`` is not ``1``)."""
+    if type(one) is not type(other):
+        return False
+    if isinstance(one, dict):
+        return one.keys() == other.keys() and all(same_json(one[k], other[k]) for k in one)
+    if isinstance(one, list):
+        return len(one) == len(other) and all(map(same_json, one, other))
+    return bool(one == other)
+
+
+def cut_points(pieces: tuple[str, ...]) -> set[int]:
+    """Where the fragments cut their text."""
+    points, at = set(), 0
+    for piece in pieces[:-1]:
+        at += len(piece)
+        points.add(at)
+    return points
+
+
+def strictly_parses(text: str) -> bool:
+    """Whether ``text`` is one JSON value (NaN and Infinity refused)."""
+    try:
+        json.loads(text, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
+    except ValueError:
+        return False
+    return True
+
+
+# --- soundness ------------------------------------------------------------------------------
+
+
+@settings(max_examples=120, deadline=None)
+@given(strategies.cases())
+def test_the_reference_passes_every_generated_case(case: Case) -> None:
+    """Every generated scenario, cut by every generated splitting, passes on the reference
+    assembler under both profiles: the oracle predicts what the strategies plan."""
+    scenario, splitting = case
+    for profile, factory in (("lenient", lenient), ("strict", strict)):
+        result = run_case(scenario, profile, splitting, factory)
+        assert result.outcome == "passed", (profile, result.failures, result.repro)
+
+
+@settings(max_examples=60, deadline=None)
+@given(strategies.scenarios())
+def test_a_generated_scenario_is_a_well_formed_corpus_entry(scenario: Scenario) -> None:
+    """A scenario has a stable ``fuzz-`` id derived from its spec, a title, known rules and
+    quirks (the ones the oracle expects findings for), and runs under both profiles."""
+    assert re.fullmatch(r"fuzz-[0-9a-f]{12}", scenario.id)
+    assert strategies.scenario_for(scenario.spec).id == scenario.id
+    assert scenario.title.startswith("fuzz: ")
+    assert scenario.rules
+    assert set(scenario.rules) <= set(RULES)
+    assert set(scenario.quirks) <= set(OPENAI_CHAT_QUIRKS)
+    findings = expect(scenario.spec, render(scenario.spec), "lenient").findings
+    assert set(scenario.quirks) == findings & set(OPENAI_CHAT_QUIRKS)
+    assert scenario.profiles == ("lenient", "strict")
+    assert scenario.kind == "must"
+
+
+def test_a_spec_names_the_rules_its_knobs_exercise() -> None:
+    """Interleaving is A5, two choices A7, the same function twice A6, a length finish C3,
+    CRLF framing T2, a small size limit V5."""
+    tool = Tool("f", {"type": "object"})
+    call = CallPlan("f", '{"a":1}', ('{"a"', ":1}"), id="call_1")
+    other = CallPlan("f", "{}", ("{}",), id="call_2", choice=1)
+    spec = StreamSpec(
+        tools=(tool,),
+        calls=(call, other),
+        choices=2,
+        schedule="interleaved",
+        ending=Ending(finish="length"),
+        transport=Transport(newline="crlf"),
+        limits=Limits(max_argument_bytes=3),
+    )
+    rules = strategies.rules_for(spec)
+    assert {"A2", "T1", "A5", "A6", "A7", "C3", "T2", "V5"} <= set(rules)
+    assert "A3" not in rules
+    assert "T3" not in rules
+
+
+# --- tools, arguments, argument text --------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(strategies.tools(max_size=4))
+def test_tools_have_unique_names_and_valid_schemas(tools: tuple[Tool, ...]) -> None:
+    """Tool names are unique and every schema is a Draft 2020-12 schema."""
+    assert len({tool.name for tool in tools}) == len(tools)
+    for tool in tools:
+        if tool.parameters is not None:
+            Draft202012Validator.check_schema(dict(tool.parameters))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_argument_text_parses_back_to_a_value_valid_for_the_tool(data: st.DataObject) -> None:
+    """Arguments drawn for a tool are a valid object, and every spelling of them parses back
+    to exactly that value."""
+    (tool,) = data.draw(strategies.tools(max_size=1))
+    value = data.draw(strategies.arguments_for(tool))
+    assert isinstance(value, dict)
+    if tool.parameters is not None:
+        assert Draft202012Validator(dict(tool.parameters)).is_valid(value)
+    text = data.draw(strategies.argument_text(value))
+    text.encode("utf-8")  # never a raw lone surrogate: it must go on the wire
+    assert same_json(json.loads(text), value)
+
+
+@pytest.mark.parametrize(
+    ("value", "spelling"),
+    [
+        ({"a": "é"}, re.compile(r'\{"a": ?"\\u00[eE]9"\}')),
+        ({"a": "😀"}, re.compile(r'"\\u[dD]83[dD]\\u[dD][eE]00"')),
+        ({"a": "\ud800"}, re.compile(r'"\\u[dD]800"')),
+        ({"url": "a/b"}, re.compile(r'"a\\/b"')),
+        ({"a": [1, 2]}, re.compile(r"\n")),
+    ],
+)
+def test_argument_text_spells_a_value_in_many_ways(value: Any, spelling: re.Pattern[str]) -> None:
+    """Escapes for non-ASCII, surrogate pairs for emoji, lone surrogates escaped, ``\\/`` and
+    indentation all come up (while the text always parses back to the value)."""
+    text = find(
+        strategies.argument_text(value),
+        lambda text: bool(spelling.search(text)),
+        settings=settings(FIND, max_examples=500),
+    )
+    assert same_json(json.loads(text), value)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(st.data())
+def test_invalid_arguments_are_refused_for_the_reason_given(data: st.DataObject) -> None:
+    """Malformed text never parses to an object; a schema violation parses to an object that
+    the tool's schema refuses."""
+    (tool,) = data.draw(strategies.tools(max_size=1))
+    invalid = data.draw(strategies.invalid_arguments(tool))
+    invalid.text.encode("utf-8")
+    if invalid.reason == "malformed_json":
+        assert not (strictly_parses(invalid.text) and isinstance(json.loads(invalid.text), dict))
+    else:
+        assert tool.parameters is not None
+        value = json.loads(invalid.text)
+        assert isinstance(value, dict)
+        assert not Draft202012Validator(dict(tool.parameters)).is_valid(value)
+
+
+# --- fragments and dangerous cuts -----------------------------------------------------------
+
+ESCAPED = '{"city":"Caf\\u00e9","mood":"\\ud83d\\ude00","n":12,"ok":true}'
+
+
+def test_dangerous_cuts_are_where_the_danger_is() -> None:
+    """Cuts inside ``\\u00e9``, between the halves of ``\\ud83d\\ude00``, after the
+    backslash, inside ``12`` and ``true``, and right after ``{"city":"Café"`` (which parses
+    once closed) are all listed, each where it belongs."""
+    cuts = strategies.dangerous_cuts(ESCAPED)
+    escape = ESCAPED.index("\\u00e9")
+    pair = ESCAPED.index("\\ude00")
+    number = ESCAPED.index("12")
+    literal = ESCAPED.index("true")
+    assert set(range(escape + 2, escape + 6)) <= set(cuts["inside a \\u escape"])
+    assert escape + 1 in cuts["after a backslash"]
+    assert cuts["between surrogate escapes"] == (pair,)
+    assert number + 1 in cuts["inside a number"]
+    assert set(range(literal + 1, literal + 4)) == set(cuts["inside a literal"])
+    assert ESCAPED.index(',"mood"') in cuts["after a prefix that parses"]
+    assert 1 in cuts["after a prefix that parses"]  # "{" reads as "{}"
+    assert number + 1 in cuts["after a prefix that parses"]  # "1" before "2"
+    assert ESCAPED.index('"city"') + 2 not in cuts["after a prefix that parses"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_fragments_join_back_to_the_text(data: st.DataObject) -> None:
+    """However the text is cut, the fragments concatenate to it."""
+    value = data.draw(strategies.arguments_for(Tool("f", None)))
+    text = data.draw(st.one_of(strategies.argument_text(value), st.text(max_size=20)))
+    pieces = data.draw(strategies.fragments(text))
+    assert "".join(pieces) == text
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "inside a \\u escape",
+        "between surrogate escapes",
+        "after a backslash",
+        "after a prefix that parses",
+        "inside a number",
+        "inside a literal",
+    ],
+)
+def test_each_dangerous_cut_is_drawn(kind: str) -> None:
+    """``fragments`` does cut inside a ``\\u`` escape, between surrogate escapes, after a
+    prefix that parses, and so on."""
+    danger = set(strategies.dangerous_cuts(ESCAPED)[kind])
+    pieces = find(
+        strategies.fragments(ESCAPED),
+        lambda pieces: bool(cut_points(pieces) & danger),
+        settings=settings(FIND, max_examples=300),
+    )
+    assert "".join(pieces) == ESCAPED
+    assert len(pieces) == 2  # shrunk to the one cut that matters
+
+
+def test_generated_streams_cut_inside_escapes_and_after_parsing_prefixes() -> None:
+    """Through the whole pipeline (schemas, values, spellings, fragments), some call's text is
+    cut inside a ``\\u`` escape, and some right after a prefix that already parses."""
+    for kind in ("inside a \\u escape", "after a prefix that parses"):
+
+        def cuts_there(spec: StreamSpec, kind: str = kind) -> bool:
+            return any(
+                cut_points(plan.fragments)
+                & set(strategies.dangerous_cuts(plan.arguments).get(kind, ()))
+                for plan in spec.calls
+            )
+
+        spec = find(
+            strategies.stream_specs(),
+            cuts_there,
+            settings=settings(FIND, max_examples=1000, phases=(Phase.generate,)),
+        )
+        assert cuts_there(spec)
+
+
+def test_dangerous_offsets_are_the_fragile_bytes_of_a_stream() -> None:
+    """Inside the BOM, right after ``data:``, inside a two-byte character, between CR and LF
+    and inside a ``\\u`` escape."""
+    data = '\ufeffdata: {"a":"é\\u00e9"}\r\n\r\n'.encode()
+    offsets = strategies.dangerous_offsets(data)
+    body = data.index(b"data:")
+    assert {1, 2, 3} <= set(offsets)
+    assert body + len("data:") in offsets
+    assert body + len("data: ") in offsets
+    assert data.index("é".encode()) + 1 in offsets
+    assert data.index(b"\r\n") + 1 in offsets
+    assert data.index(b"\\u00e9") + 3 in offsets
+    assert all(0 < offset < len(data) for offset in offsets)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_offset_splittings_stay_inside_the_stream(data: st.DataObject) -> None:
+    """Offsets drawn for a stream's bytes are sorted, unique and inside it."""
+    payload = data.draw(st.binary(min_size=2, max_size=200))
+    splitting = data.draw(strategies.splittings(payload))
+    if splitting.kind == "offsets":
+        assert list(splitting.offsets) == sorted(set(splitting.offsets))
+        assert all(0 < offset < len(payload) for offset in splitting.offsets)
