@@ -11,16 +11,26 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .adapters import load_adapter
     from .assemble import AssembleRun, assemble_stream
     from .case import CaseResult, run_case
+    from .cassette import Recording, cassette_scenario, load_cassette, write_cassette
+    from .certificate import Certificate, write_certificate
+    from .certify import Target, certify, replay
     from .checks import CHECKS, Check, Failure, run_checks
     from .connect import Claims, Implementation, load_implementation
+    from .emulator import Emulator, ProviderApp, Reply
     from .errors import HarnessError, UsageError
     from .lint import lint
-    from .observe import Observation, Observed, observe
+    from .matrix import render_matrix, run_matrix
+    from .observe import Observation, Observed, StreamTimeout, observe
     from .oracle import PlanError, expect
+    from .pipe import CommandFactory, ImplementationError, load_command
+    from .probes import Probe, load_probes
     from .render import render
     from .report import ReportWriter, load_report, render_reports
+    from .route_checks import ROUTE_CHECKS, RouteFinding, check_probe
+    from .routes import ROUTES
     from .runner import RunSummary, run
     from .scenario import LoadResult, ScenarioError, default_corpus, load_scenarios
     from .spec import (
@@ -38,10 +48,20 @@ if TYPE_CHECKING:
     from .tools import load_tools
 
 _WHERE = {
+    "load_adapter": "adapters",
     "AssembleRun": "assemble",
     "assemble_stream": "assemble",
     "CaseResult": "case",
     "run_case": "case",
+    "Recording": "cassette",
+    "cassette_scenario": "cassette",
+    "load_cassette": "cassette",
+    "write_cassette": "cassette",
+    "Certificate": "certificate",
+    "write_certificate": "certificate",
+    "Target": "certify",
+    "certify": "certify",
+    "replay": "certify",
     "CHECKS": "checks",
     "Check": "checks",
     "Failure": "checks",
@@ -49,18 +69,33 @@ _WHERE = {
     "Claims": "connect",
     "Implementation": "connect",
     "load_implementation": "connect",
+    "Emulator": "emulator",
+    "ProviderApp": "emulator",
+    "Reply": "emulator",
     "HarnessError": "errors",
     "UsageError": "errors",
     "lint": "lint",
+    "render_matrix": "matrix",
+    "run_matrix": "matrix",
     "Observation": "observe",
     "Observed": "observe",
     "observe": "observe",
+    "StreamTimeout": "observe",
+    "CommandFactory": "pipe",
+    "ImplementationError": "pipe",
+    "load_command": "pipe",
+    "Probe": "probes",
+    "load_probes": "probes",
     "PlanError": "oracle",
     "expect": "oracle",
     "render": "render",
     "ReportWriter": "report",
     "load_report": "report",
     "render_reports": "report",
+    "ROUTE_CHECKS": "route_checks",
+    "RouteFinding": "route_checks",
+    "check_probe": "route_checks",
+    "ROUTES": "routes",
     "RunSummary": "runner",
     "run": "runner",
     "LoadResult": "scenario",
@@ -84,45 +119,70 @@ _WHERE = {
 __all__ = [
     "CHECKS",
     "DEFAULT_SPLITTINGS",
+    "ROUTES",
+    "ROUTE_CHECKS",
     "AssembleRun",
     "CallPlan",
     "CaseResult",
+    "Certificate",
     "Check",
     "Claims",
+    "CommandFactory",
+    "Emulator",
     "Ending",
     "Expected",
     "ExpectedCall",
     "Failure",
     "HarnessError",
     "Implementation",
+    "ImplementationError",
     "LoadResult",
     "Noise",
     "Observation",
     "Observed",
     "PlanError",
+    "Probe",
+    "ProviderApp",
+    "Recording",
+    "Reply",
     "ReportWriter",
+    "RouteFinding",
     "RunSummary",
     "Scenario",
     "ScenarioError",
     "Splitting",
     "StreamSpec",
+    "StreamTimeout",
+    "Target",
     "Transport",
     "UsageError",
     "assemble_stream",
+    "cassette_scenario",
+    "certify",
+    "check_probe",
     "chunkings",
     "default_corpus",
     "expect",
     "lint",
+    "load_adapter",
+    "load_cassette",
+    "load_command",
     "load_implementation",
+    "load_probes",
     "load_report",
     "load_scenarios",
     "load_tools",
     "observe",
     "render",
+    "render_matrix",
     "render_reports",
+    "replay",
     "run",
     "run_case",
     "run_checks",
+    "run_matrix",
+    "write_cassette",
+    "write_certificate",
 ]
 
 

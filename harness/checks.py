@@ -46,7 +46,7 @@ class Check:
 
 
 def _no_crash(expected: Expected, seen: Observation) -> list[str]:
-    if seen.error is None:
+    if seen.error is None or seen.timed_out:  # a hang is no_hang's
         return []
     last = seen.error.strip().splitlines()[-1]
     return [f"the implementation raised {last}"]

@@ -22,7 +22,9 @@ from .connect import load_implementation
 from .errors import HarnessError, UsageError
 from .implementations import DEFAULT
 from .lint import lint
-from .runner import run_command
+from .report import new_run_folder
+from .runner import _INTERRUPTED, run_command
+from .scenario import default_corpus, load_scenarios
 from .tools import load_tools
 
 __all__ = ["main"]
@@ -104,7 +106,13 @@ def _parser() -> argparse.ArgumentParser:
         "--impl",
         default=DEFAULT,
         metavar="CONNECTABLE",
-        help="the implementation, as py:module:factory (default: the reference, lenient)",
+        help="the implementation, as py:module:factory or cmd:'PROGRAM ARGS' (default: the "
+        "reference, lenient)",
+    )
+    run.add_argument(
+        "--validate-protocol",
+        action="store_true",
+        help="check every pipe-protocol message, both ways, against its schema (cmd: only)",
     )
     run.add_argument(
         "-k",
@@ -124,10 +132,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--timeout",
         type=_seconds,
-        default=10.0,
         metavar="S",
-        help="seconds one stream of a case may take before its worker is killed "
-        "(default: %(default)s)",
+        help="seconds one stream of a case may take before its worker is killed (default: 10 "
+        "in process, 60 for cmd: and http:, where every chunk is a round trip)",
     )
     run.add_argument(
         "--out",
@@ -173,7 +180,12 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     fuzz_command.add_argument(
-        "--impl", default=DEFAULT, metavar="CONNECTABLE", help="the implementation (py:…)"
+        "--impl", default=DEFAULT, metavar="CONNECTABLE", help="the implementation (py:…, cmd:…)"
+    )
+    fuzz_command.add_argument(
+        "--validate-protocol",
+        action="store_true",
+        help="check every pipe-protocol message, both ways, against its schema (cmd: only)",
     )
     budget = fuzz_command.add_mutually_exclusive_group()
     budget.add_argument("--max-examples", type=_positive, metavar="N", help="example budget")
@@ -188,6 +200,20 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="search in N processes that share the example database and split the budget "
         "(default: 1)",
+    )
+    fuzz_command.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=10.0,
+        metavar="S",
+        help="seconds one example's stream may take before it fails no_hang (default: 10)",
+    )
+    fuzz_command.add_argument(
+        "--shrink-time",
+        type=_duration,
+        default=120.0,
+        metavar="TIME",
+        help="how long to shrink a failure before keeping the smallest seen (default: 2m)",
     )
     fuzz_command.add_argument(
         "--db",
@@ -208,6 +234,169 @@ def _parser() -> argparse.ArgumentParser:
     )
     fuzz_command.add_argument("--out", type=Path, metavar="DIR", help="the report folder")
     fuzz_command.set_defaults(command=_fuzz)
+
+    serve = commands.add_parser(
+        "serve",
+        help="serve scenarios from a local OpenAI-compatible provider emulator",
+        description=(
+            "Answer POST /v1/chat/completions with the scenario the request's model names "
+            "(scenario:<id>, or scenario:<id>@<splitting> to cut it: whole, bytes, random-3, "
+            "at-5,9), each chunk its own write; GET /v1/models lists them. Point any client "
+            "at it with base_url http://HOST:PORT/v1. ^C stops it."
+        ),
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="default: %(default)s")
+    serve.add_argument("--port", type=int, default=8000, help="default: %(default)s")
+    serve.add_argument(
+        "--scenarios",
+        dest="paths",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="scenario files or folders (repeatable; default: the corpus)",
+    )
+    serve.add_argument(
+        "--delay",
+        type=_pause,
+        default=0.0,
+        metavar="S",
+        help="seconds between chunks (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--route",
+        metavar="NAME",
+        help="answer every model that is not a scenario as this emulated route: openai, gemini, "
+        "ollama, litellm, vllm, openrouter, azure or never-finishes (route:<name> always works)",
+    )
+    serve.set_defaults(command=_serve)
+
+    certify_command = commands.add_parser(
+        "certify",
+        help="certify a live OpenAI-compatible route: probes, cassettes, a certificate",
+        description=(
+            "Send each probe (a long-arguments call, a parameterless tool, parallel calls, "
+            "tool_choice required and named, a max_tokens cut, text then a call, include_usage) "
+            "to the route through httpx, streaming and, where it helps, not streaming; record "
+            "every answer byte for byte as a cassette (secrets scrubbed); check it under the "
+            "profile; write certificate.json, .md and .html beside the usual reports. Exits 0 on "
+            "pass or pass with findings (warnings only), 1 on fail, 2 on usage errors, 3 when "
+            "the harness itself failed."
+        ),
+    )
+    certify_command.add_argument(
+        "--base-url", required=True, metavar="URL", help="the route, as a client's base_url (…/v1)"
+    )
+    certify_command.add_argument("--model", required=True, metavar="NAME", help="the model to ask")
+    certify_command.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="the environment variable holding the API key, sent as Authorization: Bearer "
+        "(default: OPENAI_API_KEY if set; none is sent otherwise)",
+    )
+    certify_command.add_argument("--profile", choices=PROFILES, default="lenient")
+    certify_command.add_argument(
+        "--probes",
+        default="all",
+        metavar="all|NAME,…",
+        help="the probes to send (default: all)",
+    )
+    certify_command.add_argument(
+        "--probes-file",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="more probes, in the shape of harness/probes.yaml (repeatable)",
+    )
+    certify_command.add_argument(
+        "--repeat",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="run each probe N times: a check that fails in some runs only is flaky (default: 1)",
+    )
+    certify_command.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=30.0,
+        metavar="S",
+        help="the most seconds to connect, to the first data event and between two data "
+        "events; keep-alive comments are not progress (default: %(default)s)",
+    )
+    certify_command.add_argument(
+        "--deadline",
+        type=_seconds,
+        metavar="S",
+        help="the most seconds one answer may take in all (default: four times the timeout)",
+    )
+    certify_command.add_argument(
+        "--out", type=Path, metavar="DIR", help="where to write (default: reports/certify-<time>/)"
+    )
+    certify_command.set_defaults(command=_certify)
+
+    replay_command = commands.add_parser(
+        "replay",
+        help="re-check cassettes offline, as certify checked them",
+        description=(
+            "Load cassettes (files, or folders holding *.cassette.jsonl), pair each streamed "
+            "answer with its non-streaming twin, and run the certify checks again; print the "
+            "verdict and, with --out, write the certificate and reports. Exit codes as certify."
+        ),
+    )
+    replay_command.add_argument("cassettes", nargs="+", type=Path, metavar="CASSETTE")
+    replay_command.add_argument(
+        "--profile", choices=PROFILES, help="default: the profile they were recorded under"
+    )
+    replay_command.add_argument(
+        "--out", type=Path, metavar="DIR", help="write the certificate here"
+    )
+    replay_command.set_defaults(command=_replay)
+
+    matrix = commands.add_parser(
+        "matrix",
+        help="run the corpus through every installed client library (http: adapters)",
+        description=(
+            "Run the corpus on each installed http: adapter (openai, openai-stream-helper, "
+            "langchain, litellm) through the normal runner, writing each one's report folder, "
+            "then matrix.md and matrix.html: library × rule, pass / fail / not claimed, each "
+            "failure with its repro. Exits 0 once the matrix is written."
+        ),
+    )
+    matrix.add_argument(
+        "paths", nargs="*", metavar="PATH", help="scenario files or folders (default: the corpus)"
+    )
+    matrix.add_argument(
+        "--adapters", metavar="A,B", help="comma-separated adapter names (default: installed)"
+    )
+    matrix.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports/third-party"),
+        metavar="DIR",
+        help="where the matrix and the reports go (default: %(default)s)",
+    )
+    matrix.add_argument(
+        "-k", dest="select", metavar="EXPR", help="only scenarios matching, as for run"
+    )
+    matrix.add_argument(
+        "--splittings",
+        metavar="S,S",
+        help="comma-separated splittings (default: whole,random-1,random-2)",
+    )
+    matrix.add_argument(
+        "--jobs",
+        type=_positive,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="worker processes per adapter (default: %(default)s)",
+    )
+    matrix.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=30.0,
+        metavar="S",
+        help="seconds one stream may take (default: %(default)s)",
+    )
+    matrix.set_defaults(command=_matrix)
     return parser
 
 
@@ -238,7 +427,7 @@ def _assemble(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     return run_command(
         args.paths,
-        impl=args.impl,
+        impl=_connectable(args),
         select=args.select,
         max_fail=args.max_fail,
         jobs=args.jobs,
@@ -250,17 +439,28 @@ def _run(args: argparse.Namespace) -> int:
     )
 
 
+def _connectable(args: argparse.Namespace) -> str:
+    """``--impl``, with the pipe protocol checked when ``--validate-protocol`` asks for it."""
+    if not args.validate_protocol:
+        return str(args.impl)
+    from .pipe import with_protocol_validation
+
+    return with_protocol_validation(args.impl)
+
+
 def _fuzz(args: argparse.Namespace) -> int:
     # Hypothesis and the generators load only for fuzzing.
     from .fuzz import describe, fuzz, make_fuzz_progress
 
-    implementation = load_implementation(args.impl)
+    implementation = load_implementation(_connectable(args))
     result = fuzz(
         implementation,
         profile=args.profile,
         max_examples=args.max_examples,
         duration=args.duration,
         workers=args.workers,
+        timeout=args.timeout,
+        shrink_time=args.shrink_time,
         database=args.db,
         database_writable=args.db_write,
         save_regressions=args.save_regressions,
@@ -270,6 +470,128 @@ def _fuzz(args: argparse.Namespace) -> int:
     )
     print(describe(result))
     return result.exit_code
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .emulator import serve  # uvicorn loads only to serve
+
+    loaded = load_scenarios([Path(path) for path in args.paths] or default_corpus())
+    for error in loaded.errors:
+        print(error, file=sys.stderr)
+    if loaded.errors:
+        return UsageError.exit_code
+    serve(
+        loaded.scenarios,
+        host=args.host,
+        port=args.port,
+        delay=args.delay,
+        route=args.route,
+        out=sys.stdout,
+    )
+    return 0
+
+
+def _certify(args: argparse.Namespace) -> int:
+    from .certificate import write_certificate
+    from .certify import Target, certify
+    from .probes import load_probes, select_probes
+
+    variable = args.api_key_env or "OPENAI_API_KEY"
+    api_key = os.environ.get(variable) or None
+    if api_key is None and args.api_key_env:
+        raise UsageError(f"--api-key-env {variable}: that environment variable is not set")
+    target = Target(args.base_url, args.model, api_key)
+    probes = select_probes(load_probes(args.probes_file), args.probes)
+    deadline = args.deadline or 4 * args.timeout
+    if deadline < args.timeout:
+        raise UsageError(f"--deadline {deadline} is shorter than --timeout {args.timeout}")
+    folder = _report_folder(args.out, "certify")
+    scrubber = target.scrubber
+    print(
+        f"callstream: certifying {args.model} at {scrubber.url(args.base_url)} "
+        f"({args.profile} profile, {len(probes)} probes × {args.repeat}"
+        + ("" if api_key else f", no API key: {variable} is not set")
+        + ")",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        certificate = certify(
+            target,
+            probes,
+            profile=args.profile,
+            repeat=args.repeat,
+            timeout=args.timeout,
+            deadline=deadline,
+            out=folder,
+            progress=_say,
+        )
+    except KeyboardInterrupt:
+        print(f"callstream: interrupted; the cassettes so far are in {folder}", file=sys.stderr)
+        return _INTERRUPTED
+    argv = [scrubber.url(word) if "://" in word else scrubber.text(word) for word in args.argv]
+    write_certificate(certificate, folder, argv=argv, selection=args.probes)
+    sys.stdout.write(certificate.summary(folder))
+    print(f"cassettes: {folder / 'cassettes'}")
+    return certificate.exit_code
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from .certificate import write_certificate
+    from .certify import replay
+
+    certificate = replay(args.cassettes, profile=args.profile, progress=_say)
+    if args.out is not None:
+        folder = _report_folder(args.out, "replay")
+        write_certificate(certificate, folder, argv=args.argv, selection=None)
+        sys.stdout.write(certificate.summary(folder))
+    else:
+        sys.stdout.write(certificate.summary())
+    return certificate.exit_code
+
+
+def _report_folder(out: Path | None, prefix: str) -> Path:
+    """``out`` (created), or a new ``reports/<prefix>-<time>/``; refused if it holds a report."""
+    if out is None:
+        return new_run_folder(prefix=prefix)
+    if (out / "report.jsonl").exists():
+        raise UsageError(f"{out}: already holds a report; choose another --out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot create the folder: {exc.strerror or exc}") from None
+    return out
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _matrix(args: argparse.Namespace) -> int:
+    from .matrix import matrix_command  # the adapters load only for the matrix
+
+    return matrix_command(
+        args.paths,
+        adapters=args.adapters,
+        out=args.out,
+        select=args.select,
+        splittings=args.splittings,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        argv=args.argv,
+        stdout=sys.stdout,
+        stderr=sys.stderr,
+    )
+
+
+def _pause(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not 0 <= seconds < math.inf:
+        raise argparse.ArgumentTypeError("must be zero or a positive number of seconds")
+    return seconds
 
 
 def _duration(value: str) -> float:

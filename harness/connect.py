@@ -4,10 +4,14 @@ A connectable is a string naming an implementation of the contract in DESIGN.md 
 
 - ``py:module:factory`` — imported in process. ``factory(tools=[Tool, …], limits=Limits)`` is
   called once per stream and returns an object with ``feed(bytes)`` and ``close()``.
-- ``cmd:…`` and ``http:…`` — a program over a pipe, a client library over HTTP: not yet.
+- ``cmd:PROGRAM ARGS`` — any program speaking the JSON-lines pipe protocol on its stdin and
+  stdout: see ``harness.pipe`` and ``docs/pipe-protocol.md``. ``cmd+validate:…`` also checks
+  every message against the protocol's schema. Its claims come from its ``start`` answer.
+- ``http:<library>`` — a client library run against the provider emulator: see
+  ``harness.adapters``.
 
-An implementation declares what it claims in a ``CLAIMS`` mapping, on the factory or else in its
-module::
+A ``py:`` implementation declares what it claims in a ``CLAIMS`` mapping, on the factory or else
+in its module::
 
     CLAIMS = {"rules": ["A", "C", "V", "T", "E"], "profile": "lenient", "dialect": "openai-chat"}
 
@@ -38,11 +42,6 @@ DIALECTS = ("openai-chat", "openai-responses", "anthropic-messages")
 """The dialects of DESIGN.md an implementation may claim."""
 SCENARIO_DIALECT = "openai-chat"
 """The dialect every scenario is rendered in (the only one ``harness.render`` speaks)."""
-
-_LATER = {
-    "cmd": "cmd: connectables (any program over the JSON-lines pipe protocol)",
-    "http": "http: connectables (a client library pointed at the provider emulator)",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,12 +99,18 @@ def load_implementation(spec: str) -> Implementation:
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
     kind, colon, rest = spec.partition(":")
-    if kind in _LATER:
-        raise UsageError(
-            f"{spec!r}: {_LATER[kind]} are not supported yet; use py:module:factory for now"
-        )
+    if kind == "http":
+        from .adapters import load_adapter  # client libraries load only for http:
+
+        return load_adapter(spec)
+    if kind in ("cmd", "cmd+validate") and colon:
+        from .pipe import load_command  # the subprocess machinery loads only for programs
+
+        return load_command(spec)
     if kind != "py" or not colon:
-        raise UsageError(f"{spec!r} is not a connectable: expected py:module:factory")
+        raise UsageError(
+            f"{spec!r} is not a connectable: expected py:module:factory or cmd:PROGRAM ARGS"
+        )
     module_name, colon, attribute = rest.partition(":")
     if not module_name or not colon or not attribute:
         raise UsageError(f"{spec!r}: a py: connectable is py:module:factory, e.g. py:pkg.mod:make")

@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import multiprocessing
 import multiprocessing.queues
 import queue
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TextIO
@@ -41,12 +45,13 @@ from rich.text import Text
 
 from . import strategies
 from .case import CaseResult, run_case
-from .connect import Implementation
+from .connect import Implementation, load_implementation
 from .errors import HarnessError, UsageError
+from .observe import StreamTimeout
 from .regressions import regression_id, write_regression
 from .render import render
 from .report import ReportWriter, new_run_folder
-from .spec import Scenario, Splitting
+from .spec import Scenario, Splitting, StreamSpec
 from .split import chunkings
 
 __all__ = [
@@ -57,6 +62,7 @@ __all__ = [
     "describe",
     "fuzz",
     "make_fuzz_progress",
+    "minimise",
     "settings_for",
 ]
 
@@ -148,6 +154,10 @@ class _Search:
     """``time.time()`` at which to stop (wall clock, so worker processes agree)."""
     database: str | None
     database_writable: bool
+    timeout: float
+    """Seconds one example's stream may take before it fails ``no_hang``."""
+    shrink_time: float
+    """Seconds shrinking a failure may take (each step of a hang costs ``timeout``)."""
     worker: int = 0
     workers: int = 1
 
@@ -161,7 +171,7 @@ class _Outcome:
 
 
 Tick = Callable[[int, set[str], bool], None]
-"""Told the examples run so far, the labels seen, and whether a failure is being shrunk."""
+"""Told the examples run so far, the labels seen, and whether a failure was found."""
 
 
 def fuzz(
@@ -171,6 +181,8 @@ def fuzz(
     max_examples: int | None = None,
     duration: float | None = None,
     workers: int = 1,
+    timeout: float = 10.0,
+    shrink_time: float = 120.0,
     database: str | None = None,
     database_writable: bool = False,
     save_regressions: Path | None = Path("scenarios/regressions"),
@@ -180,13 +192,18 @@ def fuzz(
 ) -> FuzzResult:
     """Fuzz ``implementation`` until a failure is found and shrunk, the example budget is spent
     or ``duration`` seconds have passed, in ``workers`` processes that share the example
-    database and split the budget."""
+    database and split the budget. A stream that takes over ``timeout`` seconds fails
+    ``no_hang``; shrinking stops after ``shrink_time`` seconds with the smallest failure seen,
+    which :func:`minimise` then cuts down further."""
     if profile not in FUZZ_PROFILES:
         raise UsageError(f"unknown fuzz profile {profile!r}; known: {', '.join(FUZZ_PROFILES)}")
     if duration is not None and profile == "ci":
         raise UsageError("the ci profile is bounded by --max-examples, not by --duration")
     if workers < 1:
         raise UsageError(f"--workers must be at least 1, not {workers}")
+    for name, seconds in (("timeout", timeout), ("shrink time", shrink_time)):
+        if not 0 < seconds < math.inf:
+            raise UsageError(f"the {name} must be a positive number of seconds, not {seconds}")
     if duration is None and max_examples is None:
         max_examples = 1000
     database_for(database, profile=profile, writable=database_writable)  # fail early on a bad --db
@@ -197,6 +214,8 @@ def fuzz(
         None if duration is None else time.time() + duration,
         database,
         database_writable,
+        timeout,
+        shrink_time,
         workers=workers,
     )
     shown = progress or _Quiet()
@@ -206,6 +225,8 @@ def fuzz(
             outcome = _search(implementation, search, shown.update, lambda: False)
         else:
             outcome = _in_parallel(implementation, search, shown)
+        # The final count, all workers.
+        shown.update(outcome.examples, outcome.labels, outcome.failing is not None)
     finally:
         shown.finish()
     result = FuzzResult(
@@ -216,7 +237,7 @@ def fuzz(
         found_after=outcome.found_after,
     )
     if outcome.failing is not None:
-        scenario, case = outcome.failing
+        scenario, case = minimise(implementation, *outcome.failing, timeout=timeout)
         scenario = dataclasses.replace(
             scenario,
             id=regression_id(scenario.spec, implementation.connectable),
@@ -236,6 +257,53 @@ def fuzz(
     return result
 
 
+def minimise(
+    implementation: Implementation, scenario: Scenario, case: CaseResult, *, timeout: float = 10.0
+) -> tuple[Scenario, CaseResult]:
+    """Shrink a found stream further, where Hypothesis's shrinker stopped at a local minimum:
+    drop whole calls, then tools no call names, one at a time, for as long as the stream stays
+    one the oracle predicts, the reference passes it, and the implementation still fails it on
+    the same check. Hypothesis shrinks the choices that drew the stream; this shrinks the
+    stream itself, so a call that only came along for the ride goes."""
+    wanted = case.failures[0].check if case.failures else None
+    profile = implementation.claims.profile
+    reference = load_implementation(_REFERENCES[profile]).factory
+    (splitting,) = scenario.splittings or (Splitting("whole"),)
+    progress = True
+    while progress:
+        progress = False
+        for spec in _smaller(scenario.spec):
+            if not strategies.predictable(spec):
+                continue
+            trial = strategies.scenario_for(spec, (splitting,))
+            if run_case(trial, profile, splitting, reference).outcome != "passed":
+                continue
+            with _time_limit(timeout):
+                again = run_case(trial, profile, splitting, implementation.factory)
+            if again.outcome == "failed" and again.failures and again.failures[0].check == wanted:
+                scenario, case, progress = trial, again, True
+                break
+    return scenario, case
+
+
+_REFERENCES = {
+    "lenient": "py:harness.implementations:reference",
+    "strict": "py:harness.implementations:reference_strict",
+}
+
+
+def _smaller(spec: StreamSpec) -> Iterator[StreamSpec]:
+    """``spec`` without one of its calls, then without one of the tools no call names."""
+    if len(spec.calls) > 1:
+        for n in range(len(spec.calls)):
+            yield replace(spec, calls=spec.calls[:n] + spec.calls[n + 1 :])
+    named = {plan.name for plan in spec.calls}
+    if len(spec.tools) > 1:
+        for n, tool in enumerate(spec.tools):
+            if tool.name not in named:
+                yield replace(spec, tools=spec.tools[:n] + spec.tools[n + 1 :])
+
+
 def _search(
     implementation: Implementation, search: _Search, tick: Tick, stopped: Callable[[], bool]
 ) -> _Outcome:
@@ -246,20 +314,25 @@ def _search(
     claimed_profile = implementation.claims.profile
     failing: list[tuple[Scenario, CaseResult]] = []
 
+    shrink_until: list[float] = []
+
     def check(scenario: Scenario, splitting_for: Callable[[bytes], Splitting]) -> None:
-        if not failing and (
-            stopped() or (search.deadline is not None and time.time() >= search.deadline)
-        ):
+        now = time.time()
+        if not failing and (stopped() or (search.deadline is not None and now >= search.deadline)):
             raise _Stop
+        if shrink_until and now >= shrink_until[0]:
+            raise _Stop  # shrinking ran out of time: keep the smallest failure seen so far
         assume(implementation.claims.unclaimed(scenario) is None)
         data = render(scenario.spec).data
         splitting = splitting_for(data)
         outcome.examples += 1
         outcome.labels |= _labels(scenario, splitting)
-        case = run_case(scenario, claimed_profile, splitting, implementation.factory)
+        with _time_limit(search.timeout):
+            case = run_case(scenario, claimed_profile, splitting, implementation.factory)
         if case.outcome == "failed":
             if outcome.found_after is None:
                 outcome.found_after = outcome.examples
+                shrink_until.append(time.time() + search.shrink_time)
             kept = dataclasses.replace(scenario, splittings=(_replayable(splitting, data),))
             failing.append((kept, case))
             tick(outcome.examples, outcome.labels | strategies.seen_events(), True)
@@ -305,6 +378,28 @@ def _search(
     return outcome
 
 
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt the implementation with :class:`StreamTimeout` (recorded as a hang, which
+    fails ``no_hang`` and is shrunk like any failure) when one example's stream takes longer
+    than ``seconds``. A signal timer, so only in a main thread where SIGALRM exists: the
+    command and its worker processes; elsewhere the example runs unbounded."""
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise StreamTimeout(f"the implementation did not finish the stream within {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 # -- workers ------------------------------------------------------------------------------------
 
 
@@ -326,7 +421,7 @@ def _in_parallel(implementation: Implementation, search: _Search, shown: FuzzPro
     for process in processes:
         process.start()
     counts = [0] * search.workers
-    shrinking = [False] * search.workers
+    failing = [False] * search.workers
     labels: set[str] = set()
     outcome = _Outcome()
     finished: set[int] = set()
@@ -345,9 +440,9 @@ def _in_parallel(implementation: Implementation, search: _Search, shown: FuzzPro
                     ) from None
                 continue
             if kind == "tick":
-                counts[worker], new, shrinking[worker] = payload
+                counts[worker], new, failing[worker] = payload
                 labels |= new
-                shown.update(sum(counts), labels, any(shrinking))
+                shown.update(sum(counts), labels, any(failing))
             elif kind == "error":
                 raise HarnessError(f"fuzz worker {worker} failed: {payload}")
             else:  # done
@@ -373,18 +468,16 @@ def _in_parallel(implementation: Implementation, search: _Search, shown: FuzzPro
 
 def _worker(connectable: str, search: _Search, messages: Any, stop: Any) -> None:
     """A fuzz worker process: loads the implementation, searches, reports to the parent."""
-    from .connect import load_implementation
-
     try:
         implementation = load_implementation(connectable)
         sent: set[str] = set()
         last = [0.0]
 
-        def tick(examples: int, labels: set[str], shrinking: bool) -> None:
+        def tick(examples: int, labels: set[str], failing: bool) -> None:
             now = time.monotonic()
             if now - last[0] >= 0.25:
                 last[0] = now
-                messages.put(("tick", search.worker, (examples, labels - sent, shrinking)))
+                messages.put(("tick", search.worker, (examples, labels - sent, failing)))
                 sent.update(labels)
 
         outcome = _search(implementation, search, tick, stop.is_set)
@@ -403,8 +496,9 @@ class FuzzProgress(Protocol):
     def start(self, examples: int | None, duration: float | None) -> None:
         """The budget: examples, seconds, or both."""
 
-    def update(self, examples: int, labels: set[str], shrinking: bool) -> None:
-        """Examples run so far (all workers), distinct events seen, a failure being shrunk."""
+    def update(self, examples: int, labels: set[str], failing: bool) -> None:
+        """Examples run so far (all workers), distinct events seen, whether a failure was
+        found (it is being shrunk until ``finish``)."""
 
     def finish(self) -> None:
         """The search is over."""
@@ -419,7 +513,7 @@ class _Quiet:
     def start(self, examples: int | None, duration: float | None) -> None:
         pass
 
-    def update(self, examples: int, labels: set[str], shrinking: bool) -> None:
+    def update(self, examples: int, labels: set[str], failing: bool) -> None:
         pass
 
     def finish(self) -> None:
@@ -433,7 +527,8 @@ class _Status:
         self.started = time.monotonic()
         self.examples = 0
         self.events = 0
-        self.shrinking = False
+        self.failing = False
+        self.done = False
         self.budget: int | None = None
         self.deadline: float | None = None
 
@@ -442,8 +537,8 @@ class _Status:
         self.budget = examples
         self.deadline = None if duration is None else self.started + duration
 
-    def record(self, examples: int, labels: set[str], shrinking: bool) -> None:
-        self.examples, self.events, self.shrinking = examples, len(labels), shrinking
+    def record(self, examples: int, labels: set[str], failing: bool) -> None:
+        self.examples, self.events, self.failing = examples, len(labels), failing
 
     def text(self) -> str:
         now = time.monotonic()
@@ -451,12 +546,16 @@ class _Status:
         budget = "" if self.budget is None else f"/{self.budget}"
         parts = [
             f"{self.examples}{budget} examples ({rate:.0f}/s)",
-            "1 failure, shrinking" if self.shrinking else "0 failures",
+            "0 failures"
+            if not self.failing
+            else "1 failure"
+            if self.done
+            else "1 failure, shrinking",
             f"{self.events} distinct events",
         ]
         if self.deadline is not None:
             parts.append(f"{_clock(max(0.0, self.deadline - now))} left")
-        elif self.budget and rate > 0 and not self.shrinking:
+        elif self.budget and rate > 0 and not self.failing and not self.done:
             parts.append(f"about {_clock((self.budget - self.examples) / rate)} left")
         return ", ".join(parts)
 
@@ -475,21 +574,22 @@ class _StatusLines(_Status):
         self._stream = stream
         self._interval = interval
         self._last = 0.0
-        self._was_shrinking = False
+        self._was_failing = False
 
     def start(self, examples: int | None, duration: float | None) -> None:
         super().start(examples, duration)
         self._last = time.monotonic()
 
-    def update(self, examples: int, labels: set[str], shrinking: bool) -> None:
-        self.record(examples, labels, shrinking)
+    def update(self, examples: int, labels: set[str], failing: bool) -> None:
+        self.record(examples, labels, failing)
         now = time.monotonic()
-        if now - self._last >= self._interval or (shrinking and not self._was_shrinking):
+        if now - self._last >= self._interval or (failing and not self._was_failing):
             self._last = now
             self._line()
-        self._was_shrinking = shrinking
+        self._was_failing = failing
 
     def finish(self) -> None:
+        self.done = True
         self._line()
 
     def _line(self) -> None:
@@ -508,11 +608,12 @@ class _LiveStatus(_Status):
         self._live.start()
         self._live.update(Text(f"callstream fuzz: {self.text()}"))
 
-    def update(self, examples: int, labels: set[str], shrinking: bool) -> None:
-        self.record(examples, labels, shrinking)
+    def update(self, examples: int, labels: set[str], failing: bool) -> None:
+        self.record(examples, labels, failing)
         self._live.update(Text(f"callstream fuzz: {self.text()}"))
 
     def finish(self) -> None:
+        self.done = True
         self._live.update(Text(f"callstream fuzz: {self.text()}"))
         self._live.stop()
 

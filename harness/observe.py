@@ -3,7 +3,8 @@
 An implementation is anything that follows the contract of DESIGN.md: ``factory(tools=…,
 limits=…)`` returns an object with ``feed(bytes)`` and ``close()``, each returning the results
 that became final. Results may be objects or dicts; they are normalised to :class:`Observed`.
-Whatever the implementation raises is recorded as its failure, never raised here.
+Whatever the implementation raises is recorded as its failure, never raised here; a
+:class:`StreamTimeout` (raised by a connection that gave up waiting) is recorded as a hang.
 """
 
 from __future__ import annotations
@@ -17,9 +18,15 @@ from typing import Any
 
 from reference_impl import Limits, Tool
 
-__all__ = ["Observation", "Observed", "Release", "observe"]
+__all__ = ["Observation", "Observed", "Release", "StreamTimeout", "observe"]
 
 _FIELDS = ("choice", "index", "id", "name", "arguments_text", "arguments", "status", "reason")
+
+
+class StreamTimeout(TimeoutError):
+    """Raised by a connection to an implementation (a program over a pipe, a server) that did not
+    answer within its timeout: :func:`observe` records the stream as hung (``no_hang``), with
+    the message, rather than as a crash."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +94,7 @@ class Observation:
     error: str | None = None
     """The exception the implementation raised (with its traceback), if any."""
     timed_out: bool = False
+    """The implementation did not answer in time (``error`` then says what it was doing)."""
     elapsed: float = 0.0
     findings: frozenset[str] | None = None
     """Quirk ids the implementation recorded, when it reports any (``.findings``)."""
@@ -118,10 +126,11 @@ def observe(
         releases += [
             Release(len(chunks), offset, Observed.from_result(r)) for r in asm.close() or ()
         ]
-    except Exception:  # the implementation's failure, recorded as such
+    except Exception as exc:  # the implementation's failure, recorded as such
         return Observation(
             tuple(releases),
             error=traceback.format_exc(limit=-8),
+            timed_out=isinstance(exc, StreamTimeout),
             elapsed=time.perf_counter() - started,
             findings=_findings(asm),
         )

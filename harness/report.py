@@ -51,6 +51,7 @@ __all__ = [
     "new_run_folder",
     "render_reports",
     "rule_table",
+    "write_files",
 ]
 
 FORMAT = 1
@@ -95,10 +96,12 @@ class RuleTally(TypedDict):
     """No scenario cites the rule: the corpus does not test it."""
 
 
-def new_run_folder(root: str | PathLike[str] = "reports", now: datetime | None = None) -> Path:
-    """Create and return a fresh run folder, ``root/run-YYYYMMDD-HHMMSS`` (UTC), with ``-2``,
-    ``-3``… added when runs start in the same second."""
-    stamp = (now or datetime.now(UTC)).strftime("run-%Y%m%d-%H%M%S")
+def new_run_folder(
+    root: str | PathLike[str] = "reports", now: datetime | None = None, prefix: str = "run"
+) -> Path:
+    """Create and return a fresh run folder, ``root/<prefix>-YYYYMMDD-HHMMSS`` (UTC), with
+    ``-2``, ``-3``… added when runs start in the same second."""
+    stamp = (now or datetime.now(UTC)).strftime(f"{prefix}-%Y%m%d-%H%M%S")
     Path(root).mkdir(parents=True, exist_ok=True)
     for n in range(1, 1000):
         folder = Path(root) / (stamp if n == 1 else f"{stamp}-{n}")
@@ -270,8 +273,13 @@ def render_reports(folder: str | PathLike[str]) -> list[Path]:
         "report.html": _html(report),
         "badge.json": json.dumps(_badge(report), ensure_ascii=False, indent=2) + "\n",
     }
+    return write_files(folder, rendered)
+
+
+def write_files(folder: Path, texts: Mapping[str, str]) -> list[Path]:
+    """Write each text to ``folder/<name>`` as UTF-8 with LF line endings; the files written."""
     written = []
-    for name, text in rendered.items():
+    for name, text in texts.items():
         path = folder / name
         try:
             path.write_text(text, encoding="utf-8", newline="\n")
@@ -281,11 +289,14 @@ def render_reports(folder: str | PathLike[str]) -> list[Path]:
     return written
 
 
-def rule_table(results: Iterable[Mapping[str, Any]]) -> dict[str, RuleTally]:
+def rule_table(
+    results: Iterable[Mapping[str, Any]], *, corpus: bool = True
+) -> dict[str, RuleTally]:
     """For every rule, how many scenarios cite it and how they fared (each scenario counts once
     per rule it cites, with its verdict over all its cases). Every rule of ``RULES`` is there,
     in order, those no scenario cites flagged as holes (unless no scenario can certify them:
-    ``NOT_CERTIFIABLE``); then any other rule cited."""
+    ``NOT_CERTIFIABLE``); then any other rule cited. Without ``corpus`` (a route's
+    certification, whose probes cite only the route rules), only the rules cited are there."""
     verdicts = _verdicts(results)
     table: dict[str, RuleTally] = {
         rule: RuleTally(
@@ -296,10 +307,10 @@ def rule_table(results: Iterable[Mapping[str, Any]]) -> dict[str, RuleTally]:
             errored=0,
             hole=rule not in NOT_CERTIFIABLE,
         )
-        for rule in RULES
+        for rule in (RULES if corpus else ())
     }
     cited = {rule for scenario in verdicts.values() for rule in scenario.rules}
-    for rule in sorted(cited - RULES.keys()):
+    for rule in sorted(cited - table.keys()):
         table[rule] = RuleTally(
             scenarios=0, passed=0, failed=0, not_claimed=0, errored=0, hole=True
         )
@@ -394,6 +405,11 @@ def _verdict(cases: Mapping[str, int]) -> Outcome:
         if cases[outcome]:
             return outcome
     return "not_claimed"
+
+
+def _of_corpus(report: Report) -> bool:
+    """True for a run of the scenario corpus; False for a route's certification."""
+    return "route" not in report.header
 
 
 def _name(report: Report) -> str:
@@ -621,7 +637,7 @@ def _summary(report: Report) -> str:
         "| | Rule | Title | Scenarios | Passed | Failed | Not claimed | Errored |",
         "|---|---|---|--:|--:|--:|--:|--:|",
     ]
-    table = rule_table(report.results)
+    table = rule_table(report.results, corpus=_of_corpus(report))
     for rule, tally in table.items():
         if tally["hole"]:
             scenarios = "**0: hole**"
@@ -871,7 +887,7 @@ def _html_matrix(report: Report) -> str:
         for outcome in OUTCOMES
     )
     rows = []
-    for rule, tally in rule_table(report.results).items():
+    for rule, tally in rule_table(report.results, corpus=_of_corpus(report)).items():
         state = _row_state(tally)
         if tally["hole"]:
             cells = f'<span class="cell hole">⚠ hole: no scenario cites {_h(rule)}</span>'

@@ -50,6 +50,7 @@ __all__ = [
     "Progress",
     "ReportSink",
     "RunSummary",
+    "default_timeout",
     "expand",
     "explain",
     "format_summary",
@@ -233,6 +234,12 @@ def run(
     return summary
 
 
+def default_timeout(connectable: str) -> float:
+    """Seconds a stream may take by default: 10 in process; 60 over a pipe or HTTP, where every
+    chunk is a round trip (a one-byte splitting of a 100 KB stream is 100,000 of them)."""
+    return 10.0 if connectable.startswith("py:") else 60.0
+
+
 def run_command(
     paths: Sequence[str],
     *,
@@ -240,7 +247,7 @@ def run_command(
     select: str | None,
     max_fail: int | None,
     jobs: int,
-    timeout: float,
+    timeout: float | None,
     out: Path | None,
     argv: Sequence[str],
     stdout: TextIO,
@@ -250,8 +257,11 @@ def run_command(
     corpus), run, render the report into ``out`` (default: a new ``reports/run-…`` folder) and
     print a summary. Returns the exit code: 0 all claimed cases passed, 1 some failed or
     errored, 2 scenario errors (printed as ``path:line: message``; nothing runs), 130 when
-    interrupted. As with ``python -m``, modules in the working directory can be loaded."""
+    interrupted. As with ``python -m``, modules in the working directory can be loaded.
+    Without a ``timeout``, :func:`default_timeout` of the connectable."""
     implementation = load_implementation(impl)
+    if timeout is None:
+        timeout = default_timeout(impl)
     loaded = load_scenarios([Path(path) for path in paths] or default_corpus())
     if loaded.errors:
         for error in loaded.errors:

@@ -32,6 +32,7 @@ from referencing import Registry, Resource
 from reference_impl import Limits, Tool, ToolSchemaError
 from reference_impl._validate import validator_for
 
+from .cassette import NotAStream, cassette_scenario, is_cassette
 from .errors import UsageError
 from .oracle import PROFILES, PlanError, expect
 from .render import render
@@ -109,25 +110,32 @@ def corpus_root() -> Path:
 
 
 def default_corpus(root: Path | None = None) -> list[Path]:
-    """Every ``*.yaml`` and ``*.yml`` file under the corpus folders of ``root`` (default: the
-    checkout's ``scenarios/``), sorted by path."""
+    """Every ``*.yaml``, ``*.yml`` and ``*.cassette.jsonl`` file under the corpus folders of
+    ``root`` (default: the checkout's ``scenarios/``), sorted by path."""
     root = corpus_root() if root is None else root
     return _expand([root / folder for folder in CORPUS_FOLDERS if (root / folder).is_dir()])
 
 
 def load_scenarios(paths: Iterable[Path], catalogue: Path | None = None) -> LoadResult:
-    """Load scenario files (a folder stands for every ``*.yaml``/``*.yml`` under it), naming
-    tools from ``catalogue`` (default: ``scenarios/tools.yaml`` of the checkout). An id used
-    twice is a problem of its second use, which is left out."""
+    """Load scenario files (a folder stands for every ``*.yaml``/``*.yml`` under it, and every
+    streamed cassette, ``*.cassette.jsonl``), naming tools from ``catalogue`` (default:
+    ``scenarios/tools.yaml`` of the checkout). A cassette becomes a literal scenario
+    (``harness.cassette.cassette_scenario``). An id used twice is a problem of its second use,
+    which is left out."""
+    paths = list(paths)
     files = _expand(paths)
+    named = {path for path in paths if not path.is_dir()}
     tools = _load_catalogue(corpus_root() / "tools.yaml" if catalogue is None else catalogue)
     errors = list(tools.errors)
     scenarios: list[Scenario] = []
     first: dict[str, _Located] = {}
     for path in files:
-        source = _File(path)
-        located = source.scenarios(tools.tools)
-        errors += sorted(source.errors, key=lambda error: error.line or 0)
+        if is_cassette(path):
+            located = _cassette(path, path in named, errors)
+        else:
+            source = _File(path)
+            located = source.scenarios(tools.tools)
+            errors += sorted(source.errors, key=lambda error: error.line or 0)
         for here in located:
             scenario = here.scenario
             if scenario.id in first:
@@ -147,10 +155,27 @@ def _expand(paths: Iterable[Path]) -> list[Path]:
     files: set[Path] = set()
     for path in paths:
         if path.is_dir():
-            files.update(found for found in path.rglob("*") if found.suffix in (".yaml", ".yml"))
+            files.update(
+                found
+                for found in path.rglob("*")
+                if found.suffix in (".yaml", ".yml") or is_cassette(found)
+            )
         else:
             files.add(path)
     return sorted(files)
+
+
+def _cassette(path: Path, named: bool, errors: list[ScenarioError]) -> list[_Located]:
+    """A cassette's scenario. A cassette that holds no stream is a problem when it was named,
+    and skipped when a folder was (its streamed twin is the scenario)."""
+    try:
+        return [_Located(cassette_scenario(path), path, 1)]
+    except NotAStream as exc:
+        if named:
+            errors.append(ScenarioError(path, None, exc.reason))
+    except UsageError as exc:
+        errors.append(ScenarioError(path, None, str(exc).removeprefix(f"{path}: ")))
+    return []
 
 
 def _shown(path: Path) -> Path:

@@ -8,9 +8,10 @@ import itertools
 import random
 from collections.abc import Iterator
 
+from .errors import UsageError
 from .spec import Splitting
 
-__all__ = ["DEFAULT_SPLITTINGS", "chunkings", "cut"]
+__all__ = ["DEFAULT_SPLITTINGS", "chunkings", "cut", "parse_splitting"]
 
 DEFAULT_SPLITTINGS = (
     Splitting("whole"),
@@ -42,3 +43,22 @@ def chunkings(data: bytes, splitting: Splitting) -> Iterator[list[bytes]]:
         yield cut(data, [rng.randrange(1, max(2, len(data))) for _ in range(count)])
     else:
         yield cut(data, splitting.offsets)
+
+
+def parse_splitting(label: str) -> Splitting:
+    """The splitting a label names, the inverse of ``Splitting.label``: ``whole``, ``bytes``,
+    ``pairs``, ``random-3``, ``at-5,9``. Raises UsageError for anything else."""
+    simple = {kind: Splitting(kind) for kind in ("whole", "bytes", "pairs")}
+    if label in simple:
+        return simple[label]
+    kind, _, rest = label.partition("-")
+    try:
+        if kind == "random" and rest:
+            return Splitting("random", seed=int(rest))
+        if kind == "at" and rest:
+            return Splitting("offsets", offsets=tuple(int(o) for o in rest.split(",")))
+    except ValueError:
+        pass
+    raise UsageError(
+        f"{label!r} is not a splitting: whole, bytes, pairs, random-<seed> or at-<offset>,<offset>…"
+    )

@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
-from functools import cache, lru_cache
+from functools import cache
 from itertools import pairwise
 from typing import Any, Literal
 
@@ -69,6 +69,7 @@ __all__ = [
     "dangerous_offsets",
     "fragments",
     "invalid_arguments",
+    "predictable",
     "rules_for",
     "scenario_for",
     "scenarios",
@@ -100,6 +101,15 @@ def _sometimes(ordinary: Any, others: tuple[Any, ...], percent: int) -> st.Searc
 
 
 _SEEN: set[str] = set()
+
+
+@st.composite
+def _mostly(
+    draw: st.DrawFn, common: st.SearchStrategy[Any], odd: st.SearchStrategy[Any], percent: int
+) -> Any:
+    """A draw from ``common``, or about ``percent`` times in a hundred from ``odd`` (cheaper
+    than ``one_of``, which draws from each half of the time); shrinks towards ``common``."""
+    return draw(odd if draw(_rarely(percent)) else common)
 
 
 def _label(text: str) -> None:
@@ -308,19 +318,21 @@ def argument_text(value: Json) -> st.SearchStrategy[str]:
 # -- tools and their schemas ------------------------------------------------------------------
 
 _NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
-_TOOL_NAMES = st.one_of(
+_TOOL_NAMES = _mostly(
     st.sampled_from(("get_weather", "search", "lookup", "send_email", "read_file")),
     st.builds(
         str.__add__,
         st.sampled_from(_NAME_CHARACTERS[:52] + "_"),
         st.text(_NAME_CHARACTERS, max_size=24),
     ),
+    20,
 )
 """Within OpenAI's rule for function names, ``^[a-zA-Z0-9_-]{1,64}$``."""
 _KEY_NAMES = ("a", "b", "city", "query", "path", "limit", "units", "tags", "options", "body")
-_KEYS = st.one_of(
+_KEYS = _mostly(
     st.sampled_from(_KEY_NAMES),
     st.text(st.one_of(st.sampled_from("abxyz_"), _CHARACTERS), min_size=1, max_size=6),
+    25,
 )
 _SIMPLE_SCHEMAS: tuple[Schema, ...] = (
     {"type": "string"},
@@ -333,59 +345,55 @@ _SIMPLE_SCHEMAS: tuple[Schema, ...] = (
 )
 
 
-@cache
-def _scalar_schemas() -> st.SearchStrategy[Schema]:
-    return st.one_of(
-        st.sampled_from(_SIMPLE_SCHEMAS).map(copy.deepcopy),
-        st.lists(_strings(max_size=6), min_size=1, max_size=4, unique=True).map(
-            lambda values: {"type": "string", "enum": values}
-        ),
-        st.tuples(st.integers(-100, 0), st.integers(0, 100)).map(
-            lambda bounds: {"type": "integer", "minimum": bounds[0], "maximum": bounds[1]}
-        ),
-    )
+_ENUM, _BOUNDED = "enum", "bounded"
 
 
-def _array_schemas(items: st.SearchStrategy[Schema]) -> st.SearchStrategy[Schema]:
-    return st.builds(
-        lambda item, non_empty: (
-            {"type": "array", "items": item} | ({"minItems": 1} if non_empty else {})
-        ),
-        items,
-        _rarely(30),
-    )
+@st.composite
+def _scalar_schema(draw: st.DrawFn) -> Schema:
+    kinds: tuple[Schema | str, ...] = (*_SIMPLE_SCHEMAS, _ENUM, _BOUNDED)
+    kind = draw(st.sampled_from(kinds))
+    if isinstance(kind, dict):
+        return copy.deepcopy(kind)
+    if kind == _ENUM:
+        values = draw(st.lists(_strings(max_size=6), min_size=1, max_size=4, unique=True))
+        return {"type": "string", "enum": values}
+    low, high = draw(st.integers(-100, 0)), draw(st.integers(0, 100))
+    return {"type": "integer", "minimum": low, "maximum": high}
 
 
-@cache
-def _object_schemas(
-    inner: st.SearchStrategy[Schema], min_size: int = 0, max_size: int = 3
-) -> st.SearchStrategy[Schema]:
-    return st.builds(
-        _object_schema,
-        st.dictionaries(_KEYS, inner, min_size=min_size, max_size=max_size),
-        st.integers(0, 2**max_size - 1),
-        st.booleans(),
-    )
+@st.composite
+def _schema(draw: st.DrawFn, leaves: int) -> Schema:
+    """A schema with at most ``leaves`` scalar schemas in it: drawn directly rather than with
+    ``st.recursive``, which costs several times as much per draw."""
+    shape = draw(_sometimes("scalar", ("array", "object"), 40)) if leaves > 1 else "scalar"
+    if shape == "scalar":
+        return draw(_scalar_schema())
+    if shape == "array":
+        schema: Schema = {"type": "array", "items": draw(_schema(leaves - 1))}
+        if draw(_rarely(30)):
+            schema["minItems"] = 1
+        return schema
+    return draw(_object_schema_of(0, min(3, leaves), leaves))
 
 
-def _object_schema(properties: dict[str, Schema], required: int, closed: bool) -> Schema:
-    """An object schema; bit ``n`` of ``required`` makes its ``n``-th property required."""
+@st.composite
+def _object_schema_of(draw: st.DrawFn, min_size: int, max_size: int, leaves: int) -> Schema:
+    """An object schema of ``min_size`` to ``max_size`` properties sharing ``leaves``."""
+    properties: dict[str, Schema] = {}
+    while len(properties) < min_size or (len(properties) < max_size and draw(st.booleans())):
+        share = max(1, leaves // max(1, max_size))
+        properties[_fresh_key(draw(_KEYS), properties)] = draw(_schema(share))
     schema: Schema = {"type": "object", "properties": properties}
-    names = [key for n, key in enumerate(properties) if required >> n & 1]
-    if names:
-        schema["required"] = names
-    if closed:
+    required = [key for key in properties if draw(st.booleans())]
+    if required:
+        schema["required"] = required
+    if draw(st.booleans()):
         schema["additionalProperties"] = False
     return schema
 
 
-@cache
 def _schemas() -> st.SearchStrategy[Schema]:
-    return st.recursive(
-        _scalar_schemas(),
-        lambda inner: st.one_of(_array_schemas(inner), _object_schemas(inner)),
-        max_leaves=4,
-    )
+    return _schema(4)
 
 
 _PARAMETERLESS: tuple[Schema | None, ...] = (
@@ -399,7 +407,7 @@ _PARAMETERLESS: tuple[Schema | None, ...] = (
 @cache
 def _parameters() -> st.SearchStrategy[Schema | None]:
     parameterless = st.sampled_from(_PARAMETERLESS).map(copy.deepcopy)
-    declared = _object_schemas(_schemas(), min_size=1, max_size=3)
+    declared = _object_schema_of(1, 3, 4)
     return _rarely(20).flatmap(lambda none: parameterless if none else declared)
 
 
@@ -456,58 +464,54 @@ def _values(schema: Mapping[str, Any] | None, lone: bool) -> st.SearchStrategy[J
     if not schema or schema.get("type") != "object":
         # No schema, ``{}``: any object (arguments are always an object).
         return st.dictionaries(_KEYS, _json_values(lone), max_size=3)
-    return _values_of(json.dumps(schema, sort_keys=True), lone)
+    return _value_for(schema, lone)
 
 
-@lru_cache(maxsize=1024)
-def _values_of(schema_json: str, lone: bool) -> st.SearchStrategy[Json]:
-    schema = json.loads(schema_json)
-    return _values_for(schema, lone)
-
-
-def _values_for(schema: Mapping[str, Any], lone: bool) -> st.SearchStrategy[Json]:
+@st.composite
+def _value_for(draw: st.DrawFn, schema: Mapping[str, Any], lone: bool) -> Json:
+    """A value valid against ``schema``, drawn directly (a strategy built per schema costs
+    several times as much: Hypothesis works out each new strategy's properties)."""
     if "enum" in schema:
-        return st.sampled_from(list(schema["enum"]))
+        return draw(st.sampled_from(list(schema["enum"])))
     kind = schema.get("type")
     if isinstance(kind, list):
-        return st.one_of(*(_values_for({**schema, "type": one}, lone) for one in kind))
+        kind = draw(st.sampled_from(kind))
     if kind == "string":
-        return _strings(min_size=schema.get("minLength", 0), lone_surrogates=lone)
+        return draw(_strings(min_size=schema.get("minLength", 0), lone_surrogates=lone))
     if kind == "integer":
-        return st.integers(schema.get("minimum", -(2**53)), schema.get("maximum", 2**53))
+        return draw(st.integers(schema.get("minimum", -(2**53)), schema.get("maximum", 2**53)))
     if kind == "number":
-        return st.one_of(st.floats(allow_nan=False, allow_infinity=False), _INTEGERS)
+        return draw(_NUMBERS)
     if kind == "boolean":
-        return st.booleans()
+        return draw(st.booleans())
     if kind == "null":
-        return st.none()
+        return None
     if kind == "array":
-        return st.lists(
-            _values_for(schema["items"], lone), min_size=schema.get("minItems", 0), max_size=3
-        )
+        items: list[Json] = []
+        least = schema.get("minItems", 0)
+        while len(items) < least or (len(items) < 3 and draw(st.booleans())):
+            items.append(draw(_value_for(schema["items"], lone)))
+        return items
     if kind == "object":
-        return _objects(schema, lone)
-    return _json_values(lone)
+        return draw(_object_for(schema, lone))
+    return draw(_json_values(lone))
 
 
-def _objects(schema: Mapping[str, Any], lone: bool) -> st.SearchStrategy[dict[str, Json]]:
+_NUMBERS = st.one_of(st.floats(allow_nan=False, allow_infinity=False), _INTEGERS)
+
+
+@st.composite
+def _object_for(draw: st.DrawFn, schema: Mapping[str, Any], lone: bool) -> dict[str, Json]:
     properties: Mapping[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", ()))
-    known = st.fixed_dictionaries(
-        {key: _values_for(sub, lone) for key, sub in properties.items() if key in required},
-        optional={
-            key: _values_for(sub, lone) for key, sub in properties.items() if key not in required
-        },
-    )
-    if schema.get("additionalProperties") is False:
-        return known
-    extra = st.dictionaries(
-        _KEYS.filter(lambda key: key not in properties), _json_scalars(lone), max_size=2
-    )
-    nothing: st.SearchStrategy[dict[str, Json]] = st.just({})
-    return st.tuples(known, _rarely(15).flatmap(lambda on: extra if on else nothing)).map(
-        lambda pair: {**pair[1], **pair[0]}
-    )
+    value: dict[str, Json] = {}
+    for key, sub in properties.items():
+        if key in required or draw(st.booleans()):
+            value[key] = draw(_value_for(sub, lone))
+    if schema.get("additionalProperties") is not False and draw(_rarely(15)):
+        for _ in range(draw(st.integers(1, 2))):
+            value.setdefault(_fresh_key(draw(_KEYS), properties), draw(_json_scalars(lone)))
+    return value
 
 
 @st.composite
@@ -950,11 +954,9 @@ def _call_plans(
         legacy_in=set(),
         ambiguous=set(),
     )
-    plans: list[CallPlan] = []
-    # Like ``st.lists``: a "one more?" flag before each further call, and each call one draw,
-    # so that the shrinker can delete any call with its flag; fewer calls is simpler.
-    while not plans or (len(plans) < max_calls and draw(st.booleans())):
-        plans.append(draw(_call(stream, choices)))
+    # A list, each call one element: the shrinker deletes any call, the first included, as
+    # one span. The calls are drawn in order, each seeing what the earlier ones decided.
+    plans = draw(st.lists(_call(stream, choices), min_size=1, max_size=max_calls))
     if len({plan.name for plan in plans if plan.name is not None}) < len(plans):
         _label("calls: the same function twice")
     return tuple(plans)
@@ -1297,8 +1299,9 @@ def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
     return Limits(max_argument_bytes=draw(st.integers(1, max(1, largest))))
 
 
-def _predicted(spec: StreamSpec) -> bool:
-    """Whether the oracle predicts ``spec`` under every profile."""
+def predictable(spec: StreamSpec) -> bool:
+    """Whether the oracle predicts ``spec`` under every profile (it refuses plans it cannot
+    predict with ``PlanError``); every spec the strategies draw is."""
     rendered = render(spec)
     try:
         for profile in PROFILES:
@@ -1342,7 +1345,7 @@ def _stream_specs(
         transport=draw(_transports()),
         limits=draw(_limits(calls)),
     )
-    if not _predicted(spec):
+    if not predictable(spec):
         reject()
     _label(f"schedule: {schedule}")
     _label(f"calls: {len(calls)}")
@@ -1550,14 +1553,30 @@ _SPLIT_KINDS = ("whole", "offsets", "many", "bytes")
 """Simplest first: a failure shrinks towards the whole stream in one chunk, then a few cuts."""
 
 
+_BYTE_DANGER_KINDS = (
+    "after a backslash",
+    "after a lone CR",
+    "between CR and LF",
+    "inside [DONE]",
+    "inside a UTF-8 character",
+    "inside a \\u escape",
+    "inside a blank line",
+    "inside or right after data:",
+    "inside the BOM",
+)
+"""Every kind ``_byte_dangers`` finds, in a fixed order, so a drawn cut names its kind the same
+way whatever the stream holds (and keeps it while the shrinker makes the stream smaller)."""
+
+
 @cache
-def _offset_instructions(
-    size: int, max_cuts: int
-) -> st.SearchStrategy[list[tuple[bool, int, int]]]:
-    """Offsets into ``size`` bytes: (dangerous?, offset or kind, which place of that kind). A
-    list, so the shrinker can delete any cut on its own."""
+def _offset_instructions(size: int, max_cuts: int) -> st.SearchStrategy[list[tuple[int, int, int]]]:
+    """Cuts into ``size`` bytes: (kind, offset, which), kind 0 a cut at the offset, ``n`` the
+    ``which``-th place of ``_BYTE_DANGER_KINDS[n - 1]`` (the offset when the stream has none).
+    A list, so the shrinker can delete any cut on its own."""
     return st.lists(
-        st.tuples(st.booleans(), st.integers(1, size - 1), st.integers(0, 255)),
+        st.tuples(
+            st.integers(0, len(_BYTE_DANGER_KINDS)), st.integers(1, size - 1), st.integers(0, 255)
+        ),
         min_size=1,
         max_size=max_cuts,
     )
@@ -1571,16 +1590,12 @@ def _splittings(draw: st.DrawFn, data: bytes | None) -> Splitting:
     if kind in ("whole", "bytes") or size < 2:
         return Splitting("bytes" if kind == "bytes" and size >= 2 else "whole")
     danger = _byte_dangers(data) if data is not None else {}
-    kinds = sorted(danger)
     offsets = set()
-    # A few cuts, or as many as a slow connection makes (up to one every 32 bytes or so).
-    most = 12 if kind == "offsets" else max(12, size // 32)
+    # A few cuts, or many (each cut is three choices, which the shrinker pays for).
+    most = 12 if kind == "offsets" else 40
     for dangerous, at, which in draw(_offset_instructions(size, most)):
-        if dangerous and kinds:
-            places = danger[kinds[at % len(kinds)]]
-            offsets.add(places[which % len(places)])
-        else:
-            offsets.add(at)
+        places = danger.get(_BYTE_DANGER_KINDS[dangerous - 1]) if dangerous else None
+        offsets.add(places[which % len(places)] if places else at)
     for kind_of_cut in _kinds_of_cut(danger, offsets):
         _label(f"split {kind_of_cut}")
     return Splitting("offsets", offsets=tuple(sorted(offsets)))

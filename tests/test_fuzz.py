@@ -3,15 +3,23 @@ YAML scenario that ``callstream run`` reproduces, and finds nothing in the refer
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import reference_impl
+from harness import strategies
+from harness.case import run_case
 from harness.cli import main
 from harness.connect import load_implementation
-from harness.fuzz import fuzz, settings_for
+from harness.fuzz import fuzz, minimise, settings_for
 from harness.report import load_report
 from harness.scenario import load_scenarios
+from harness.spec import CallPlan, Splitting, StreamSpec
+from reference_impl import Limits, Tool
 
 MUTANT = "py:tests.mutants.releases_when_text_parses:factory"
 
@@ -132,3 +140,60 @@ def test_a_duration_ends_the_search(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert result.examples > 0
     assert result.elapsed < 60  # a batch of 500 examples would take far longer
+
+
+class _Sleeps:
+    def feed(self, data: bytes) -> list[Any]:
+        time.sleep(3600)
+        return []
+
+    def close(self) -> list[Any]:
+        return []
+
+
+def hangs_with_two_tools(*, tools: Sequence[Tool], limits: Limits) -> Any:
+    """Never returns from ``feed()`` when the request offers two tools or more."""
+    return _Sleeps() if len(tools) >= 2 else reference_impl.Assembler(tools, limits=limits)
+
+
+def test_a_hanging_implementation_fails_no_hang_and_is_shrunk(tmp_path: Path) -> None:
+    """An example whose stream the implementation never finishes is stopped after the timeout,
+    fails ``no_hang`` and is shrunk (each step costing the timeout, within the shrink time) to
+    one call and the two tools that make it hang."""
+    result = fuzz(
+        load_implementation("py:tests.test_fuzz:hangs_with_two_tools"),
+        profile="ci",
+        max_examples=200,
+        timeout=0.2,
+        shrink_time=5,
+        save_regressions=tmp_path / "regressions",
+        out=tmp_path / "report",
+    )
+    assert result.found is not None
+    assert [failure.check for failure in result.found.failures] == ["no_hang"]
+    assert result.scenario is not None
+    assert len(result.scenario.spec.tools) == 2
+    assert len(result.scenario.spec.calls) == 1
+
+
+def test_minimise_drops_the_calls_and_tools_a_failure_does_not_need() -> None:
+    """Where Hypothesis stops at a local minimum, ``minimise`` drops whole calls and unused
+    tools while the mutant still fails on the same check and the reference passes."""
+    weather = Tool("get_weather", {"type": "object", "properties": {}})
+    search = Tool("search", {"type": "object", "properties": {"a": {"type": "string"}}})
+    unused = Tool("lookup", None)
+    spec = StreamSpec(
+        tools=(weather, search, unused),
+        calls=(
+            CallPlan("get_weather", "{}", ("{}",), id="call_0"),
+            CallPlan("search", '{"a":0}', ('{"a"', ":0}"), id="call_1"),
+        ),
+    )
+    scenario = strategies.scenario_for(spec, (Splitting("whole"),))
+    mutant = load_implementation("py:tests.mutants.skips_schema_validation:factory")
+    case = run_case(scenario, "lenient", Splitting("whole"), mutant.factory)
+    assert case.failures[0].check == "safe_release"
+    smaller, again = minimise(mutant, scenario, case)
+    assert [plan.name for plan in smaller.spec.calls] == ["search"]
+    assert [tool.name for tool in smaller.spec.tools] == ["search"]
+    assert again.failures[0].check == "safe_release"

@@ -394,7 +394,7 @@ def test_cli_run_exit_codes_for_usage_and_harness_errors(
     """A bad --impl is a usage error (2); workers that cannot load it, a harness error (3)."""
     code, _, stderr = cli(capsys, "--impl", "cmd:./assembler", CORPUS)
     assert code == 2
-    assert "cmd: connectables" in stderr
+    assert "cannot start ./assembler: No such file or directory" in stderr
     code, _, stderr = cli(
         capsys, "--impl", FAUX + "parent_only:factory", "--out", str(tmp_path / "r"), CORPUS
     )

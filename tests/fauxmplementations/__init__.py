@@ -9,6 +9,8 @@ the rest of the run goes on.
   (``segfaults``).
 - ``garbage``: ``feed()`` returns things that are not results.
 - ``parent_only``: the module cannot be imported in a worker process at all.
+- ``program``: a program over the pipe protocol (``cmd:``) that crashes, hangs, prints garbage or
+  otherwise breaks the protocol, as its first argument says.
 """
 
 from __future__ import annotations

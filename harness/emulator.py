@@ -1,0 +1,555 @@
+"""The provider emulator: a real local HTTP server that answers like an OpenAI-compatible route,
+streaming exactly the bytes it is given.
+
+Theory of operation. :class:`ProviderApp` is a bare ASGI application with two routes,
+``POST /v1/chat/completions`` and ``GET /v1/models`` (also without the ``/v1`` prefix). The
+request's ``model`` picks the answer:
+
+- ``scenario:<id>`` streams a corpus scenario's SSE bytes whole; ``scenario:<id>@<splitting>``
+  cuts them first (``bytes``, ``random-3``, ``at-5,9``: see ``harness.split``). With
+  ``stream: false`` the answer is a ``chat.completion`` assembled from the scenario's plan.
+- a name returned by :meth:`ProviderApp.register` plays a :class:`Reply`: raw chunks, a pause
+  before each, a status, a content type, an optional non-streaming body, and how long the
+  connection stays open after the last chunk (a route that never finishes), optionally with
+  keep-alive comments meanwhile.
+- ``route:<name>`` (and any other model, when the app was given a default ``route``) is
+  answered by an emulated route of ``harness.routes``: a fake model that reads the request's
+  tools and options and answers as that kind of route does, quirks included.
+
+Each chunk is its own ASGI body message, which uvicorn writes to the socket at once (chunked
+transfer encoding, Nagle off), so a client reads the stream torn exactly where the plan tore it
+(or finer, never coarser); each response closes its connection. Anything else gets an
+OpenAI-shaped JSON error: 404 for an unknown model or path, 405 for a wrong method, 400 for a
+request that is not JSON, names no model or no single chunking. The latest request bodies are
+kept (``requests``), so a test can see what a client asked for.
+
+:class:`Emulator` runs the app on uvicorn in a background thread on ``127.0.0.1``, port 0 by
+default; :func:`serve` runs it in the foreground for ``callstream serve``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import uvicorn
+
+from .errors import HarnessError, UsageError
+from .render import ENVELOPE, USAGE, render
+from .spec import Scenario
+from .split import chunkings, parse_splitting
+
+__all__ = ["Emulator", "ProviderApp", "Reply", "completion_of", "serve"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+SSE = "text/event-stream; charset=utf-8"
+_STARTUP_TIMEOUT = 10.0
+"""Seconds uvicorn may take to start listening."""
+_KEPT_REQUESTS = 64
+_KEEPALIVE = b": keep-alive\n\n"
+_CLOSE = (b"connection", b"close")
+"""One request per connection. On a reused connection, a client that writes its headers and
+body separately (httpx does) holds the body back until the server acknowledges the headers,
+which the server delays by 40 ms: every request would take that long."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What the emulator answers one model name with."""
+
+    chunks: tuple[bytes, ...]
+    """The response body, each chunk written and flushed on its own."""
+    delays: tuple[float, ...] = ()
+    """Seconds to wait before writing each chunk (missing entries: none)."""
+    status: int = 200
+    content_type: str = SSE
+    completion: Mapping[str, Any] | None = None
+    """The JSON body for ``stream: false``; None answers such a request with a 400."""
+    linger: float = 0.0
+    """Seconds the connection stays open after the last chunk (or until the client leaves)."""
+    heartbeat: float = 0.0
+    """While the connection lingers, a ``: keep-alive`` comment every this many seconds."""
+
+
+def completion_of(scenario: Scenario) -> dict[str, Any] | None:
+    """The non-streaming ``chat.completion`` a route would answer ``scenario``'s request with,
+    from its plan: each choice's text, calls (true id, name and argument text) and finish
+    reason. None for a literal stream, which has no plan to assemble."""
+    spec = scenario.spec
+    if spec.literal:
+        return None
+    choices = []
+    for choice in range(spec.choices):
+        message: dict[str, Any] = {"role": "assistant", "content": spec.noise.content}
+        calls = [call for call in spec.calls if call.choice == choice]
+        tool_calls = [
+            {
+                "id": None if call.id_policy == "omit" else call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in calls
+            if not call.legacy
+        ]
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        legacy = [call for call in calls if call.legacy]
+        if legacy:
+            message["function_call"] = {"name": legacy[0].name, "arguments": legacy[0].arguments}
+        choices.append(
+            {
+                "index": choice,
+                "message": message,
+                "finish_reason": spec.ending.finish,
+                "logprobs": None,
+            }
+        )
+    return {**ENVELOPE, "object": "chat.completion", "choices": choices, "usage": USAGE}
+
+
+class ProviderApp:
+    """The ASGI application: answers chat completions for scenarios and registered replies."""
+
+    def __init__(
+        self, scenarios: Iterable[Scenario] = (), *, delay: float = 0.0, route: str | None = None
+    ) -> None:
+        """Serve ``scenarios`` as ``scenario:<id>`` and the emulated routes as ``route:<name>``,
+        pausing ``delay`` seconds between chunks; ``route`` answers every other model name."""
+        from .routes import ROUTES  # the routes build Replies: they import this module
+
+        if route is not None and route not in ROUTES:
+            raise UsageError(f"unknown route {route!r}; known: {', '.join(ROUTES)}")
+        self.scenarios = {scenario.id: scenario for scenario in scenarios}
+        self.delay = delay
+        self.routes = {name: kind() for name, kind in ROUTES.items()}
+        """The emulated routes by name, each with its own state."""
+        self.route = route
+        self.requests: deque[Any] = deque(maxlen=_KEPT_REQUESTS)
+        """The latest chat-completion request bodies received, parsed, oldest first."""
+        self._replies: dict[str, Reply] = {}
+        self._numbers = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def register(
+        self,
+        chunks: Sequence[bytes],
+        delay: float | Sequence[float] = 0.0,
+        *,
+        status: int = 200,
+        content_type: str = SSE,
+        completion: Mapping[str, Any] | None = None,
+        linger: float = 0.0,
+        heartbeat: float = 0.0,
+    ) -> str:
+        """Serve ``chunks`` under a fresh model name, which is returned. ``delay`` is either the
+        pause between chunks or, as a sequence, the pause before each chunk; the other
+        arguments are those of :class:`Reply`. Safe to call from any thread."""
+        if isinstance(delay, int | float):
+            delays = tuple(0.0 if n == 0 else float(delay) for n in range(len(chunks)))
+        else:
+            delays = tuple(float(pause) for pause in delay)
+        reply = Reply(
+            tuple(bytes(c) for c in chunks),
+            delays,
+            status,
+            content_type,
+            completion,
+            linger,
+            heartbeat,
+        )
+        with self._lock:
+            name = f"stream-{next(self._numbers)}"
+            self._replies[name] = reply
+        return name
+
+    def unregister(self, name: str) -> None:
+        """Stop serving a registered model name (unknown names are ignored)."""
+        with self._lock:
+            self._replies.pop(name, None)
+
+    @property
+    def models(self) -> list[str]:
+        """Every model name served: the scenarios, the routes, then the registered replies."""
+        with self._lock:
+            registered = list(self._replies)
+        return (
+            [f"scenario:{scenario}" for scenario in self.scenarios]
+            + [f"route:{route}" for route in self.routes]
+            + registered
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI entry point."""
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        path = scope["path"].removeprefix("/v1")
+        method = scope["method"]
+        if path in ("/chat/completions", "/models") and method != (
+            "POST" if path == "/chat/completions" else "GET"
+        ):
+            await _error(send, 405, f"{method} is not allowed on {scope['path']}", "method")
+        elif path == "/models":
+            await _json(send, 200, self._model_list())
+        elif path == "/chat/completions":
+            await self._chat(await _body(receive), receive, send)
+        else:
+            await _error(
+                send,
+                404,
+                f"no route {method} {scope['path']}: the emulator answers POST "
+                "/v1/chat/completions and GET /v1/models",
+                None,
+                code="unknown_url",
+            )
+
+    def _model_list(self) -> dict[str, Any]:
+        return {
+            "object": "list",
+            "data": [
+                {"id": name, "object": "model", "created": 0, "owned_by": "callstream"}
+                for name in self.models
+            ],
+        }
+
+    async def _chat(self, body: bytes, receive: Receive, send: Send) -> None:
+        try:
+            request = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            await _error(send, 400, f"the request body is not JSON: {exc}", None)
+            return
+        self.requests.append(request)
+        model = request.get("model") if isinstance(request, dict) else None
+        if not isinstance(model, str) or not model:
+            await _error(send, 400, "the request names no model", "model")
+            return
+        try:
+            reply = self._reply(model, request)
+        except UsageError as exc:
+            await _error(send, 400, str(exc), getattr(exc, "param", "model"))
+            return
+        if reply is None:
+            await _error(
+                send,
+                404,
+                f"the model {model!r} does not exist: ask for scenario:<id>[@<splitting>], "
+                "route:<name> (GET /v1/models lists them) or a name the emulator registered",
+                "model",
+                code="model_not_found",
+            )
+        elif request.get("stream") is True:
+            await _stream(reply, receive, send)
+        elif reply.completion is None:
+            await _error(
+                send,
+                400,
+                f"the model {model!r} only streams: send stream: true",
+                "stream",
+            )
+        else:
+            await _json(send, 200, reply.completion)
+
+    def _reply(self, model: str, request: Mapping[str, Any]) -> Reply | None:
+        with self._lock:
+            registered = self._replies.get(model)
+        if registered is not None:
+            return registered
+        kind, colon, rest = model.partition(":")
+        if kind == "route" and colon and rest in self.routes:
+            return self.routes[rest].reply(request, self.delay)
+        if kind != "scenario" or not colon:
+            if self.route is not None:
+                return self.routes[self.route].reply(request, self.delay)
+            return None
+        scenario_id, at, label = rest.partition("@")
+        scenario = self.scenarios.get(scenario_id)
+        if scenario is None:
+            return None
+        data = render(scenario.spec).data
+        chunks: Sequence[bytes] = [data]
+        if at:
+            splitting = parse_splitting(label)
+            if splitting.kind == "pairs":
+                raise UsageError(
+                    "pairs stands for many chunkings; name one cut instead, as at-<offset>"
+                )
+            chunks = next(chunkings(data, splitting))
+        delays = tuple(0.0 if n == 0 else self.delay for n in range(len(chunks)))
+        return Reply(tuple(chunks), delays, completion=completion_of(scenario))
+
+
+class Emulator:
+    """The provider emulator running on uvicorn in a background thread::
+
+    with Emulator() as emulator:
+        model = emulator.register([b"data: {...}\\n\\n", b"data: [DONE]\\n\\n"])
+        client = OpenAI(base_url=emulator.base_url, api_key="none")
+    """
+
+    def __init__(
+        self,
+        scenarios: Iterable[Scenario] = (),
+        *,
+        delay: float = 0.0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        route: str | None = None,
+    ) -> None:
+        """Serve ``scenarios``, the emulated routes (and whatever is registered) on
+        ``host``:``port`` (0: any free port), pausing ``delay`` seconds between the chunks of a
+        scenario or route; ``route`` names the route that answers any other model."""
+        self.app = ProviderApp(scenarios, delay=delay, route=route)
+        self.host = host
+        self.port = port
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The ``base_url`` to give an OpenAI-compatible client: ``http://host:port/v1``."""
+        if self._server is None:
+            raise HarnessError("the emulator is not running: use it as a context manager")
+        return f"http://{self.host}:{self.port}/v1"
+
+    def register(
+        self,
+        chunks: Sequence[bytes],
+        delay: float | Sequence[float] = 0.0,
+        **reply: Any,
+    ) -> str:
+        """Serve ``chunks`` under a fresh model name (see :meth:`ProviderApp.register`)."""
+        return self.app.register(chunks, delay, **reply)
+
+    def unregister(self, name: str) -> None:
+        """Stop serving a registered model name."""
+        self.app.unregister(name)
+
+    @property
+    def requests(self) -> deque[Any]:
+        """The latest chat-completion request bodies received (see :class:`ProviderApp`)."""
+        return self.app.requests
+
+    def start(self) -> Emulator:
+        """Start listening; returns once the server accepts connections."""
+        if self._server is not None:
+            return self
+        sock = _listen(self.host, self.port)
+        self.port = sock.getsockname()[1]
+        server = uvicorn.Server(_config(self.app))
+        thread = threading.Thread(
+            target=server.run, kwargs={"sockets": [sock]}, name="callstream-emulator", daemon=True
+        )
+        thread.start()
+        deadline = time.monotonic() + _STARTUP_TIMEOUT
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                server.should_exit = True
+                sock.close()
+                raise HarnessError(f"the provider emulator did not start on {self.host}")
+            time.sleep(0.005)
+        self._server, self._thread = server, thread
+        return self
+
+    def stop(self) -> None:
+        """Stop the server, dropping any stream still being written."""
+        server, thread = self._server, self._thread
+        if server is None or thread is None:
+            return
+        server.should_exit = True
+        server.force_exit = True
+        thread.join(_STARTUP_TIMEOUT)
+        self._server = self._thread = None
+
+    def __enter__(self) -> Emulator:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def serve(
+    scenarios: Sequence[Scenario],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    delay: float = 0.0,
+    route: str | None = None,
+    out: TextIO,
+) -> None:
+    """Serve ``scenarios`` and the emulated routes in the foreground until interrupted
+    (``callstream serve``); ``route`` answers every model name that is not a scenario."""
+    app = ProviderApp(scenarios, delay=delay, route=route)
+    try:
+        sock = _listen(host, port)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    base = f"http://{host}:{sock.getsockname()[1]}/v1"
+    example = scenarios[0].id if scenarios else "<id>"
+    routes = (
+        f"  any other model is answered as the {route} route"
+        if route is not None
+        else f"  or model route:<name>, an emulated route: {', '.join(app.routes)}"
+    )
+    print(
+        f"callstream: serving {len(scenarios)} scenarios at {base}\n"
+        f"  point a client at it: OPENAI_BASE_URL={base} OPENAI_API_KEY=none\n"
+        f"  model scenario:<id>[@<splitting>], e.g. scenario:{example}@random-1; "
+        f"GET {base}/models lists them\n"
+        f"{routes}\n"
+        "  ^C stops it",
+        file=out,
+        flush=True,
+    )
+    uvicorn.Server(_config(app)).run(sockets=[sock])
+
+
+# -- the wire ---------------------------------------------------------------------------------
+
+
+def _config(app: ProviderApp) -> uvicorn.Config:
+    # No log_config: uvicorn must not reconfigure the logging of the process that hosts it.
+    return uvicorn.Config(
+        app,
+        http="h11",
+        ws="none",
+        lifespan="off",
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=1,
+    )
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def _body(receive: Receive) -> bytes:
+    body = b""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return body
+        body += bytes(message.get("body", b""))
+        if not message.get("more_body", False):
+            return body
+
+
+async def _stream(reply: Reply, receive: Receive, send: Send) -> None:
+    """Write ``reply`` chunk by chunk; stop early when the client goes away."""
+    gone = asyncio.Event()
+
+    async def watch() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        gone.set()
+
+    watcher = asyncio.create_task(watch())
+    try:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": reply.status,
+                "headers": [
+                    (b"content-type", reply.content_type.encode("latin-1")),
+                    (b"cache-control", b"no-cache"),
+                    _CLOSE,
+                ],
+            }
+        )
+        for number, chunk in enumerate(reply.chunks):
+            pause = reply.delays[number] if number < len(reply.delays) else 0.0
+            if pause > 0 and await _waited_out(gone, pause):
+                return
+            if gone.is_set():
+                return
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await asyncio.sleep(0)  # let the loop notice a client that has gone
+        if reply.linger > 0 and await _linger(reply, gone, send):
+            return
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+
+
+async def _linger(reply: Reply, gone: asyncio.Event, send: Send) -> bool:
+    """Keep the connection open ``reply.linger`` seconds, writing a keep-alive comment every
+    ``reply.heartbeat`` seconds if asked; True if the client left meanwhile."""
+    if reply.heartbeat <= 0:
+        return await _waited_out(gone, reply.linger)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + reply.linger
+    while (left := deadline - loop.time()) > 0:
+        if await _waited_out(gone, min(reply.heartbeat, left)):
+            return True
+        if left > reply.heartbeat:
+            await send({"type": "http.response.body", "body": _KEEPALIVE, "more_body": True})
+    return False
+
+
+async def _waited_out(gone: asyncio.Event, seconds: float) -> bool:
+    """Wait ``seconds``; True if the client left meanwhile."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(gone.wait(), seconds)
+    return gone.is_set()
+
+
+async def _json(send: Send, status: int, body: Any) -> None:
+    data = json.dumps(body, ensure_ascii=False).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(data)).encode()),
+                _CLOSE,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": data, "more_body": False})
+
+
+async def _error(
+    send: Send, status: int, message: str, param: str | None, code: str | None = None
+) -> None:
+    """An error in OpenAI's shape, so SDKs raise their usual exception with our message."""
+    kind = "invalid_request_error"
+    await _json(
+        send, status, {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    )

@@ -1,0 +1,636 @@
+"""Emulated provider routes: a fake model that answers any chat-completions request plausibly,
+rendered the way a real kind of route renders it.
+
+Theory of operation. :func:`think` is the fake model. It reads the request's structured fields
+(the tools offered and their JSON Schemas, ``tool_choice``, ``parallel_tool_calls``,
+``max_tokens`` or ``max_completion_tokens``) and one cue in the prompt: a last user message that
+says "first" gets a sentence of text before the calls. Its answer is deterministic, so the same
+request always gets the same answer:
+
+- which tools: the named one for a named ``tool_choice``; every tool offered (up to three) when
+  ``parallel_tool_calls`` is true; else the first; none for ``tool_choice: "none"``;
+- the arguments: built from each tool's schema, a property taking its first ``examples`` entry,
+  else its ``default``, its first ``enum`` value, or a plain value of its type;
+- the length: four characters make a token, and an answer longer than the token limit is cut
+  there, in the middle of the arguments, and finishes ``length``.
+
+A :class:`Route` renders that :class:`Answer` as a stream of SSE chunks (one chunk per write) or
+as a non-streaming ``chat.completion``. :class:`Route` itself is a well-behaved OpenAI route;
+each subclass bends it the way a real route does (research/wire_formats.md §6), and names the
+quirks of §7 it reproduces. ``ROUTES`` lists them by name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .emulator import Reply
+from .errors import UsageError
+
+__all__ = ["ROUTES", "Answer", "Call", "RequestError", "Route", "think"]
+
+_CHARS_PER_TOKEN = 4
+_PARALLEL_MAX = 3
+_FRAGMENT_SIZES = (3, 7, 5, 4, 6)
+"""Argument and text fragments cycle through these sizes, like tokens of a real model."""
+
+
+class RequestError(UsageError):
+    """A request the fake model cannot answer (a 400 from the emulator); ``param`` names the
+    field at fault."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call of an answer."""
+
+    id: str
+    name: str
+    arguments: str
+    """The exact argument text (cut short when the answer ran out of tokens)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What the fake model says to one request."""
+
+    id: str
+    """The completion id, ``chatcmpl-…``: a digest of the request."""
+    model: str
+    created: int
+    text: str | None
+    calls: tuple[Call, ...]
+    finish: str
+    """``tool_calls``, ``stop`` (text only, or a named ``tool_choice``, as OpenAI does) or
+    ``length``."""
+    usage: Mapping[str, int]
+    include_usage: bool
+    """The request asked for ``stream_options.include_usage``."""
+    named: bool
+    """``tool_choice`` named a function."""
+
+
+def think(request: Mapping[str, Any]) -> Answer:
+    """The fake model's answer to a chat-completions request (see the module docstring).
+    Raises RequestError for a request a real route would refuse with a 400."""
+    tools = _offered(request.get("tools"))
+    choice = request.get("tool_choice", "auto")
+    named = isinstance(choice, dict)
+    if named:
+        function = choice.get("function")
+        name = function.get("name") if isinstance(function, dict) else None
+        chosen = [tool for tool in tools if tool[0] == name]
+        if not chosen:
+            raise RequestError(f"tool_choice names {name!r}, which is not a tool", "tool_choice")
+    elif choice not in ("auto", "required", "none"):
+        raise RequestError(f"tool_choice {choice!r} is not auto, required, none or a function")
+    elif choice == "none" or not tools:
+        chosen = []
+    elif request.get("parallel_tool_calls") is True:
+        chosen = tools[:_PARALLEL_MAX]
+    else:
+        chosen = tools[:1]
+    key = _digest(request)
+    messages = request.get("messages")
+    text = None
+    if not chosen:
+        text = "Hello! There is nothing for me to call here."
+    elif _asked_to_speak_first(messages):
+        text = "Let me look that up for you."
+    arguments = [json.dumps(_example(schema, name), ensure_ascii=False) for name, schema in chosen]
+    budget = _token_limit(request)
+    finish = "stop" if named or not chosen else "tool_calls"
+    if budget is not None:
+        text, arguments, cut = _cut(text, arguments, budget * _CHARS_PER_TOKEN)
+        if cut:
+            finish = "length"
+    calls = tuple(
+        Call(f"call_{_digest(key, n)[:24]}", name, args)
+        for n, ((name, _), args) in enumerate(zip(chosen, arguments, strict=False))
+    )
+    written = len(text or "") + sum(len(call.arguments) for call in calls)
+    prompt = len(json.dumps([messages, request.get("tools")], ensure_ascii=False))
+    usage = {
+        "prompt_tokens": math.ceil(prompt / _CHARS_PER_TOKEN),
+        "completion_tokens": max(1, math.ceil(written / _CHARS_PER_TOKEN)),
+    }
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    options = request.get("stream_options")
+    return Answer(
+        id=f"chatcmpl-{key[:24]}",
+        model=str(request.get("model", "")),
+        created=int(time.time()),
+        text=text,
+        calls=calls,
+        finish=finish,
+        usage=usage,
+        include_usage=isinstance(options, dict) and options.get("include_usage") is True,
+        named=named,
+    )
+
+
+class Route:
+    """A well-behaved OpenAI route: role first, each call's header (id, type, name, ``""``) once
+    then its argument fragments, one finish chunk, the usage chunk when asked for, ``[DONE]``.
+    Certifies under the strict profile."""
+
+    name = "openai"
+    title = "well-behaved, as api.openai.com"
+    quirks: tuple[str, ...] = ()
+    """The quirk ids of research/wire_formats.md §7 the route reproduces."""
+    fingerprint = "fp_callstream"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: dict[str, int] = {}
+
+    def reply(self, request: Mapping[str, Any], delay: float = 0.0) -> Reply:
+        """The route's answer to ``request``: a stream of SSE chunks, ``delay`` seconds apart,
+        when it asks for ``stream: true``, else a ``chat.completion``."""
+        answer = think(request)
+        if request.get("stream") is not True:
+            return Reply((), completion=self.completion(answer))
+        events = self.events(answer)
+        chunks = [event if isinstance(event, bytes) else _sse(event) for event in events]
+        return self.stream(answer, chunks, delay)
+
+    # -- streaming: override these to bend the route ------------------------------------------
+
+    def stream(self, answer: Answer, chunks: list[bytes], delay: float) -> Reply:
+        """The chunks as a reply; a route that misbehaves on the connection overrides this."""
+        return Reply(tuple(chunks), _pauses(len(chunks), delay))
+
+    def events(self, answer: Answer) -> list[Any]:
+        """The stream's events in order: chunk payloads, ``"[DONE]"``, or raw bytes."""
+        out: list[Any] = [
+            self.chunk(answer, {"role": "assistant", "content": "" if answer.text else None})
+        ]
+        out += [self.chunk(answer, {"content": piece}) for piece in _fragments(answer.text or "")]
+        for index, call in enumerate(answer.calls):
+            out += [
+                self.chunk(answer, {"tool_calls": [delta]}) for delta in self.deltas(call, index)
+            ]
+        out.append(self.chunk(answer, {}, self.finish(answer)))
+        if answer.include_usage:
+            out.append(self.chunk(answer, None, usage=answer.usage))
+        out.append("[DONE]")
+        return out
+
+    def deltas(self, call: Call, index: int) -> list[dict[str, Any]]:
+        """The tool-call entries that carry one call: its header, then its fragments."""
+        header = {
+            "index": index,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
+        return [header] + [
+            {"index": index, "function": {"arguments": piece}}
+            for piece in _fragments(call.arguments)
+        ]
+
+    def finish(self, answer: Answer) -> str:
+        """The finish reason the route reports."""
+        return answer.finish
+
+    def chunk(
+        self,
+        answer: Answer,
+        delta: dict[str, Any] | None,
+        finish: str | None = None,
+        *,
+        usage: Mapping[str, int] | None = None,
+    ) -> dict[str, Any]:
+        """One ``chat.completion.chunk``: a delta of choice 0 (``None``: no choice at all, as
+        in the usage chunk) with its finish reason."""
+        payload: dict[str, Any] = {
+            "id": answer.id,
+            "object": "chat.completion.chunk",
+            "created": answer.created,
+            "model": answer.model,
+            "system_fingerprint": self.fingerprint,
+            "choices": []
+            if delta is None
+            else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+        if usage is not None:
+            payload["usage"] = dict(usage)
+        elif answer.include_usage:
+            payload["usage"] = None
+        return payload
+
+    # -- not streaming ------------------------------------------------------------------------
+
+    def completion(self, answer: Answer) -> dict[str, Any]:
+        """The non-streaming ``chat.completion``."""
+        message: dict[str, Any] = {"role": "assistant", "content": answer.text, "refusal": None}
+        if answer.calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": self.arguments(call)},
+                }
+                for call in answer.calls
+            ]
+        return {
+            "id": answer.id,
+            "object": "chat.completion",
+            "created": answer.created,
+            "model": answer.model,
+            "system_fingerprint": self.fingerprint,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": self.finish(answer),
+                }
+            ],
+            "usage": dict(answer.usage),
+        }
+
+    def arguments(self, call: Call) -> str:
+        """The argument text as the route sends it."""
+        return call.arguments
+
+    def occurrence(self, answer: Answer) -> int:
+        """How many times this route has now streamed this same answer (1 the first time)."""
+        with self._lock:
+            seen = self._seen[answer.id] = self._seen.get(answer.id, 0) + 1
+        return seen
+
+
+class Gemini(Route):
+    """Gemini's OpenAI-compatible endpoint: no ``index`` on tool calls (C1), every call whole in
+    one chunk that also carries the finish reason, and ``stop`` instead of ``tool_calls`` while
+    streaming (C16); the non-streaming answer says ``tool_calls``."""
+
+    name = "gemini"
+    title = "Gemini's OpenAI-compatible endpoint"
+    quirks = ("C1", "C16")
+
+    def events(self, answer: Answer) -> list[Any]:
+        out: list[Any] = []
+        finish = "stop" if answer.finish == "tool_calls" else answer.finish
+        if answer.text:
+            text_finish = None if answer.calls else finish
+            out.append(
+                self.chunk(answer, {"role": "assistant", "content": answer.text}, text_finish)
+            )
+        if answer.calls:
+            delta: dict[str, Any] = {} if answer.text else {"role": "assistant"}
+            delta["tool_calls"] = [
+                {
+                    "function": {"arguments": call.arguments, "name": call.name},
+                    "id": call.id,
+                    "type": "function",
+                }
+                for call in answer.calls
+            ]
+            out.append(self.chunk(answer, delta, finish))
+        if answer.include_usage:
+            out.append(self.chunk(answer, None, usage=answer.usage))
+        out.append("[DONE]")
+        return out
+
+
+class Ollama(Route):
+    """Ollama's ``/v1/chat/completions``: every call whole, all of them in one chunk on index 0,
+    told apart only by their ids (C2); arguments re-serialised as Go does (compact, keys sorted,
+    ``<>&`` escaped); ``stop`` upgraded to ``tool_calls``."""
+
+    name = "ollama"
+    title = "Ollama's OpenAI-compatible endpoint"
+    quirks = ("C2", "C8")
+    fingerprint = "fp_ollama"
+
+    def events(self, answer: Answer) -> list[Any]:
+        out: list[Any] = [self.chunk(answer, {"role": "assistant", "content": answer.text or ""})]
+        if answer.calls:
+            entries = [
+                {
+                    "id": call.id,
+                    "index": 0,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": self.arguments(call)},
+                }
+                for call in answer.calls
+            ]
+            out.append(self.chunk(answer, {"tool_calls": entries}))
+        out.append(self.chunk(answer, {}, self.finish(answer)))
+        if answer.include_usage:
+            out.append(self.chunk(answer, None, usage=answer.usage))
+        out.append("[DONE]")
+        return out
+
+    def finish(self, answer: Answer) -> str:
+        return "tool_calls" if answer.calls and answer.finish == "stop" else answer.finish
+
+    def arguments(self, call: Call) -> str:
+        try:
+            value = json.loads(call.arguments)
+        except ValueError:
+            return call.arguments  # cut short: nothing to re-serialise
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+class LiteLLM(Route):
+    """A LiteLLM proxy: ``id`` and ``type`` on every tool-call chunk (C4), then a duplicate
+    "summary" chunk repeating each call's name and whole arguments (C5, C11), so an assembler
+    that appends it gets the arguments twice (BerriAI/litellm#20480)."""
+
+    name = "litellm"
+    title = "a LiteLLM proxy"
+    quirks = ("C4", "C5", "C11")
+
+    def events(self, answer: Answer) -> list[Any]:
+        out = super().events(answer)
+        if answer.calls:
+            summary = [
+                {
+                    "index": index,
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for index, call in enumerate(answer.calls)
+            ]
+            finish_at = next(n for n, event in enumerate(out) if _finishes(event))
+            out.insert(finish_at, self.chunk(answer, {"tool_calls": summary}))
+        return out
+
+    def deltas(self, call: Call, index: int) -> list[dict[str, Any]]:
+        header, *fragments = super().deltas(call, index)
+        return [header] + [{"id": call.id, "type": "function", **entry} for entry in fragments]
+
+
+class VLLM(Route):
+    """A vLLM server with a tool parser: ``length`` reported as ``tool_calls`` (C17,
+    vllm#53269) whether streaming or not, and the closing brace of the last call's arguments
+    dropped while streaming (C12, vllm#32152)."""
+
+    name = "vllm"
+    title = "a vLLM server (hermes tool parser)"
+    quirks = ("C12", "C17")
+
+    def deltas(self, call: Call, index: int) -> list[dict[str, Any]]:
+        out = super().deltas(call, index)
+        out[0] = {**out[0], "id": f"chatcmpl-tool-{call.id.removeprefix('call_')}"}
+        return out
+
+    def events(self, answer: Answer) -> list[Any]:
+        if answer.calls and answer.calls[-1].arguments.endswith("}"):
+            last = answer.calls[-1]
+            answer = replace(
+                answer,
+                calls=(*answer.calls[:-1], replace(last, arguments=last.arguments[:-1])),
+            )
+        return super().events(answer)
+
+    def completion(self, answer: Answer) -> dict[str, Any]:
+        out = super().completion(answer)
+        for call in out["choices"][0]["message"].get("tool_calls", ()):
+            call["id"] = f"chatcmpl-tool-{call['id'].removeprefix('call_')}"
+        return out
+
+    def finish(self, answer: Answer) -> str:
+        return "tool_calls" if answer.calls and answer.finish == "length" else answer.finish
+
+
+class OpenRouter(Route):
+    """OpenRouter: ``: OPENROUTER PROCESSING`` comment blocks (T4), the usage in one more chunk
+    *after* the finish, with a choice and no finish reason (C20, C23), and, every other time
+    the same long answer is streamed, a mid-stream error chunk that ends it (C26)."""
+
+    name = "openrouter"
+    title = "OpenRouter"
+    quirks = ("T4", "C20", "C23", "C26")
+    _COMMENT = b": OPENROUTER PROCESSING\n\n"
+    _LONG = 1000
+    """Answers with more argument text than this fail every other time."""
+
+    def events(self, answer: Answer) -> list[Any]:
+        out = super().events(answer)
+        if answer.include_usage:
+            out = [event for event in out if not _usage_only(event)]
+        after = self.chunk(answer, {"role": "assistant", "content": ""})
+        after["choices"][0]["native_finish_reason"] = None
+        after["usage"] = dict(answer.usage)
+        out.insert(len(out) - 1, after)
+        if sum(len(call.arguments) for call in answer.calls) > self._LONG:
+            if self.occurrence(answer) % 2 == 1:
+                out = out[: len(out) // 2]
+                out.append(self._error(answer))
+        commented: list[Any] = [self._COMMENT] * 3
+        for n, event in enumerate(out, 1):
+            commented.append(event)
+            if n % 40 == 0:
+                commented.append(self._COMMENT)
+        return commented
+
+    def _error(self, answer: Answer) -> dict[str, Any]:
+        payload = self.chunk(answer, {"content": ""}, "error")
+        payload["provider"] = "openai"
+        payload["error"] = {"code": 502, "message": "Provider disconnected"}
+        return payload
+
+
+class Azure(Route):
+    """Azure OpenAI: a first chunk with empty ``choices``, blank ``id``, ``object`` and
+    ``model`` and ``created: 0``, carrying ``prompt_filter_results`` (C21); the rest as OpenAI."""
+
+    name = "azure"
+    title = "Azure OpenAI"
+    quirks = ("C21",)
+
+    def events(self, answer: Answer) -> list[Any]:
+        filtered = {"filtered": False, "severity": "safe"}
+        first = {
+            "choices": [],
+            "created": 0,
+            "id": "",
+            "model": "",
+            "object": "",
+            "prompt_filter_results": [
+                {
+                    "prompt_index": 0,
+                    "content_filter_results": dict.fromkeys(
+                        ("hate", "self_harm", "sexual", "violence"), filtered
+                    ),
+                }
+            ],
+        }
+        return [first, *super().events(answer)]
+
+
+class NeverFinishes(Route):
+    """A route that stalls: it streams the first half of the answer, then only ``: keep-alive``
+    comments (T4), and never finishes. Non-streaming requests are answered normally."""
+
+    name = "never-finishes"
+    title = "a stalled stream: keep-alive comments forever"
+    quirks = ("T4",)
+    heartbeat = 0.2
+    """Seconds between keep-alive comments."""
+
+    def stream(self, answer: Answer, chunks: list[bytes], delay: float) -> Reply:
+        half = chunks[: max(2, len(chunks) // 2)]
+        return Reply(
+            tuple(half), _pauses(len(half), delay), linger=24 * 3600.0, heartbeat=self.heartbeat
+        )
+
+
+ROUTES: dict[str, type[Route]] = {
+    route.name: route
+    for route in (Route, Gemini, Ollama, LiteLLM, VLLM, OpenRouter, Azure, NeverFinishes)
+}
+"""Every emulated route by name."""
+
+
+# -- the fake model's pieces --------------------------------------------------------------------
+
+
+def _offered(raw: Any) -> list[tuple[str, Any]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise RequestError("tools must be a list", "tools")
+    tools = []
+    for n, entry in enumerate(raw):
+        function = entry.get("function") if isinstance(entry, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise RequestError(f"tools[{n}] has no function name", "tools")
+        tools.append((function["name"], function.get("parameters")))
+    return tools
+
+
+def _asked_to_speak_first(messages: Any) -> bool:
+    if not isinstance(messages, list):
+        return False
+    users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    content = users[-1].get("content") if users else None
+    return isinstance(content, str) and "first" in content.lower()
+
+
+def _token_limit(request: Mapping[str, Any]) -> int | None:
+    for field in ("max_completion_tokens", "max_tokens"):
+        value = request.get(field)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def _cut(text: str | None, arguments: list[str], budget: int) -> tuple[str | None, list[str], bool]:
+    """Text and arguments within ``budget`` characters; calls past the cut are dropped."""
+    if text is not None:
+        if len(text) >= budget:
+            return text[:budget], [], True
+        budget -= len(text)
+    kept: list[str] = []
+    for args in arguments:
+        if len(args) > budget:
+            return text, [*kept, args[:budget]], True
+        kept.append(args)
+        budget -= len(args)
+    return text, kept, False
+
+
+def _example(schema: Any, name: str) -> Any:
+    """A value for ``schema``, deterministic: its first example, default or enum value, else a
+    plain value of its type (an object gets every property)."""
+    if not isinstance(schema, dict):
+        return {}
+    for key in ("examples", "enum"):
+        values = schema.get(key)
+        if isinstance(values, list) and values:
+            return values[0]
+    if "const" in schema:
+        return schema["const"]
+    if "default" in schema:
+        return schema["default"]
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            return _example(options[0], name)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or (kind is None and "properties" in schema):
+        properties = schema.get("properties")
+        if not isinstance(properties, dict):
+            return {}
+        return {key: _example(sub, key) for key, sub in properties.items()}
+    if kind == "array":
+        return [_example(schema.get("items"), name)]
+    if kind == "string":
+        return f"{name} value"
+    if kind == "integer":
+        return int(schema.get("minimum", 3))
+    if kind == "number":
+        return float(schema.get("minimum", 1.5))
+    if kind == "boolean":
+        return True
+    return None
+
+
+def _digest(*parts: Any) -> str:
+    data = json.dumps(
+        [
+            {k: v for k, v in part.items() if k not in ("stream", "stream_options")}
+            if isinstance(part, Mapping)
+            else part
+            for part in parts
+        ],
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
+    )
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _fragments(text: str) -> list[str]:
+    pieces: list[str] = []
+    sizes = itertools.cycle(_FRAGMENT_SIZES)
+    start = 0
+    while start < len(text):
+        size = next(sizes)
+        pieces.append(text[start : start + size])
+        start += size
+    return pieces
+
+
+def _pauses(count: int, delay: float) -> tuple[float, ...]:
+    return tuple(0.0 if n == 0 else delay for n in range(count))
+
+
+def _sse(event: Any) -> bytes:
+    data = (
+        event
+        if isinstance(event, str)
+        else json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    )
+    return f"data: {data}\n\n".encode("utf-8", "surrogatepass")
+
+
+def _finishes(event: Any) -> bool:
+    return isinstance(event, dict) and any(
+        choice.get("finish_reason") for choice in event.get("choices") or ()
+    )
+
+
+def _usage_only(event: Any) -> bool:
+    return isinstance(event, dict) and not event.get("choices") and bool(event.get("usage"))
