@@ -25,6 +25,9 @@ BUDGET = 3000
 """Examples the ci profile may run to find each mutant (the issue's bound)."""
 MAX_CALLS = 2
 MAX_FRAGMENTS = 10
+SHRINK_TIME = 15.0
+"""Seconds of Hypothesis shrinking per find: the big steps come first, and the last pass that
+drops calls and tools (``harness.fuzz.minimise``) does not count against it."""
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
@@ -36,6 +39,7 @@ def test_the_generators_find_and_shrink_the_mutant(name: str, tmp_path: Path) ->
         load_implementation(mutant.connectable),
         profile="ci",
         max_examples=BUDGET,
+        shrink_time=SHRINK_TIME,
         save_regressions=tmp_path,
         out=tmp_path / "report",
     )
