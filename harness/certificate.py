@@ -31,7 +31,6 @@ from .case import CaseResult, format_repro
 from .cassette import Recording
 from .checks import Failure
 from .report import (
-    _CSS,
     _SYMBOL,
     ReportWriter,
     _h,
@@ -40,6 +39,7 @@ from .report import (
     _md_code,
     _plural,
     _visible,
+    page_head,
     write_files,
 )
 from .route_checks import ROUTE_CHECKS, SEVERITIES, RouteFinding, Timing
@@ -507,14 +507,7 @@ def _html(certificate: Certificate) -> str:
         for c in certificate.checks()
     )
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>callstream certificate: {_h(certificate.model)} — {_h(_WORDS[verdict])}</title>",
-        f"<style>{_CSS}</style>",
-        "</head>",
+        *page_head(f"callstream certificate: {certificate.model} — {_WORDS[verdict]}"),
         "<body>",
         "<header>",
         f'<h1>callstream certificate <span class="impl">· {_h(certificate.model)}</span></h1>',

@@ -35,7 +35,6 @@ from .implementations import reference
 from .observe import observe
 from .render import render
 from .report import (
-    _CSS,
     _LABEL,
     _SYMBOL,
     JSONL,
@@ -52,6 +51,7 @@ from .report import (
     _verdicts,
     _version,
     load_report,
+    page_head,
     rule_table,
 )
 from .rules import NOT_CERTIFIABLE, RULES
@@ -495,12 +495,7 @@ def _html_page(
             "</section>"
         )
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        '<head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<title>callstream: third-party assemblers × rules</title>",
-        f"<style>{_CSS}{_MATRIX_CSS}</style></head>",
+        *page_head("callstream: third-party assemblers × rules", _MATRIX_CSS),
         "<body><header>",
         "<h1>callstream <span class='impl'>· third-party assemblers × rules</span></h1>",
         f"<p>{_h(_intro(index, columns))}</p>",

@@ -49,6 +49,7 @@ __all__ = [
     "RuleTally",
     "load_report",
     "new_run_folder",
+    "page_head",
     "render_reports",
     "rule_table",
     "write_files",
@@ -815,14 +816,7 @@ def _html(report: Report) -> str:
         for outcome in OUTCOMES
     )
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>callstream: {_h(_name(report))} — {_h(headline)}</title>",
-        f"<style>{_CSS}</style>",
-        "</head>",
+        *page_head(f"callstream: {_name(report)} — {headline}"),
         "<body>",
         "<header>",
         f'<h1>callstream <span class="impl">· {_h(_name(report))}</span></h1>',
@@ -1035,3 +1029,18 @@ def _badge(report: Report) -> dict[str, Any]:
         message += " (unfinished)"
         color = "red" if color == "red" else "orange"
     return {"schemaVersion": 1, "label": "callstream", "message": message, "color": color}
+
+
+def page_head(title: str, css: str = "") -> list[str]:
+    """The opening of every HTML page callstream writes (report, matrix, certificate), up to
+    and with ``</head>``: one style sheet, ``css`` added to it."""
+    return [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_h(title)}</title>",
+        f"<style>{_CSS}{css}</style>",
+        "</head>",
+    ]
