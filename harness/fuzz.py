@@ -22,6 +22,7 @@ import math
 import multiprocessing
 import multiprocessing.queues
 import queue
+import random
 import signal
 import threading
 import time
@@ -317,14 +318,17 @@ def _search(
     shrink_until: list[float] = []
 
     def check(scenario: Scenario, splitting_for: Callable[[bytes], Splitting]) -> None:
+        assume(implementation.claims.unclaimed(scenario) is None)
+        data = render(scenario.spec).data
+        splitting = splitting_for(data)
+        # Stop only once every draw of the example is made: Hypothesis replays examples from
+        # its database, and one that stopped drawing early would read as inconsistent data
+        # generation (FlakyStrategyDefinition).
         now = time.time()
         if not failing and (stopped() or (search.deadline is not None and now >= search.deadline)):
             raise _Stop
         if shrink_until and now >= shrink_until[0]:
             raise _Stop  # shrinking ran out of time: keep the smallest failure seen so far
-        assume(implementation.claims.unclaimed(scenario) is None)
-        data = render(scenario.spec).data
-        splitting = splitting_for(data)
         outcome.examples += 1
         outcome.labels |= _labels(scenario, splitting)
         with _time_limit(search.timeout):
@@ -350,7 +354,13 @@ def _search(
 
             check(scenario, splitting_for)
 
-        test = seed(0xCA11 + batch)(property) if batch else property
+        if search.profile == "ci":  # derandomised: the first run's seed comes from the test
+            test = seed(0xCA11 + batch)(property) if batch else property
+        else:
+            # A seed of our own even when randomised: with none, Hypothesis prints "you can
+            # reproduce this by adding @seed(…)" whenever a search is stopped. A find is kept
+            # as a YAML scenario instead.
+            test = seed(random.SystemRandom().getrandbits(64))(property)
         try:
             test()
         except _Found:
