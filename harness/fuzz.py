@@ -27,6 +27,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -171,8 +172,9 @@ class _Outcome:
     found_after: int | None = None
 
 
-Tick = Callable[[int, set[str], bool], None]
-"""Told the examples run so far, the labels seen, and whether a failure was found."""
+Tick = Callable[[int, AbstractSet[str], bool], None]
+"""Told the examples run so far, the labels the generators attached to draws (the distinct
+events seen), and whether a failure was found."""
 
 
 def fuzz(
@@ -330,7 +332,6 @@ def _search(
         if shrink_until and now >= shrink_until[0]:
             raise _Stop  # shrinking ran out of time: keep the smallest failure seen so far
         outcome.examples += 1
-        outcome.labels |= _labels(scenario, splitting)
         with _time_limit(search.timeout):
             case = run_case(scenario, claimed_profile, splitting, implementation.factory)
         if case.outcome == "failed":
@@ -339,9 +340,9 @@ def _search(
                 shrink_until.append(time.time() + search.shrink_time)
             kept = dataclasses.replace(scenario, splittings=(_replayable(splitting, data),))
             failing.append((kept, case))
-            tick(outcome.examples, outcome.labels | strategies.seen_events(), True)
+            tick(outcome.examples, strategies.seen_events(), True)
             raise _Found(case.failures[0].message if case.failures else case.outcome)
-        tick(outcome.examples, outcome.labels | strategies.seen_events(), bool(failing))
+        tick(outcome.examples, strategies.seen_events(), bool(failing))
 
     def attempt(examples: int, batch: int) -> bool:
         """One Hypothesis run; True when it found (and shrank) a failure."""
@@ -382,7 +383,7 @@ def _search(
             break
         if time.time() >= search.deadline:
             break
-    outcome.labels |= strategies.seen_events()
+    outcome.labels = set(strategies.seen_events())
     if failing:
         outcome.failing = failing[-1]  # Hypothesis replays the shrunk example last
     return outcome
@@ -483,7 +484,7 @@ def _worker(connectable: str, search: _Search, messages: Any, stop: Any) -> None
         sent: set[str] = set()
         last = [0.0]
 
-        def tick(examples: int, labels: set[str], failing: bool) -> None:
+        def tick(examples: int, labels: AbstractSet[str], failing: bool) -> None:
             now = time.monotonic()
             if now - last[0] >= 0.25:
                 last[0] = now
@@ -506,7 +507,7 @@ class FuzzProgress(Protocol):
     def start(self, examples: int | None, duration: float | None) -> None:
         """The budget: examples, seconds, or both."""
 
-    def update(self, examples: int, labels: set[str], failing: bool) -> None:
+    def update(self, examples: int, labels: AbstractSet[str], failing: bool) -> None:
         """Examples run so far (all workers), distinct events seen, whether a failure was
         found (it is being shrunk until ``finish``)."""
 
@@ -523,7 +524,7 @@ class _Quiet:
     def start(self, examples: int | None, duration: float | None) -> None:
         pass
 
-    def update(self, examples: int, labels: set[str], failing: bool) -> None:
+    def update(self, examples: int, labels: AbstractSet[str], failing: bool) -> None:
         pass
 
     def finish(self) -> None:
@@ -547,7 +548,7 @@ class _Status:
         self.budget = examples
         self.deadline = None if duration is None else self.started + duration
 
-    def record(self, examples: int, labels: set[str], failing: bool) -> None:
+    def record(self, examples: int, labels: AbstractSet[str], failing: bool) -> None:
         self.examples, self.events, self.failing = examples, len(labels), failing
 
     def text(self) -> str:
@@ -590,7 +591,7 @@ class _StatusLines(_Status):
         super().start(examples, duration)
         self._last = time.monotonic()
 
-    def update(self, examples: int, labels: set[str], failing: bool) -> None:
+    def update(self, examples: int, labels: AbstractSet[str], failing: bool) -> None:
         self.record(examples, labels, failing)
         now = time.monotonic()
         if now - self._last >= self._interval or (failing and not self._was_failing):
@@ -618,7 +619,7 @@ class _LiveStatus(_Status):
         self._live.start()
         self._live.update(Text(f"callstream fuzz: {self.text()}"))
 
-    def update(self, examples: int, labels: set[str], failing: bool) -> None:
+    def update(self, examples: int, labels: AbstractSet[str], failing: bool) -> None:
         self.record(examples, labels, failing)
         self._live.update(Text(f"callstream fuzz: {self.text()}"))
 
@@ -635,25 +636,6 @@ def _replayable(splitting: Splitting, data: bytes) -> Splitting:
     (chunks,) = chunkings(data, splitting)
     offsets = tuple(itertools.accumulate(len(chunk) for chunk in chunks[:-1]))
     return Splitting("offsets", offsets=offsets) if offsets else Splitting("whole")
-
-
-def _labels(scenario: Scenario, splitting: Splitting) -> set[str]:
-    spec = scenario.spec
-    labels = {
-        f"schedule: {spec.schedule}",
-        f"finish: {spec.ending.finish}",
-        f"split: {splitting.kind}",
-    }
-    labels |= {
-        f"calls: {len(spec.calls)}",
-        f"choices: {spec.choices}",
-        f"newline: {spec.transport.newline}",
-    }
-    for plan in spec.calls:
-        labels |= {f"id: {plan.id_policy}", f"name: {plan.name_policy}"}
-    if spec.ending.error:
-        labels.add(f"error: {spec.ending.error}")
-    return labels
 
 
 def _write_report(
