@@ -92,24 +92,23 @@ def _rarely(percent: int) -> st.SearchStrategy[bool]:
     return st.integers(0, 99).map(lambda n: n >= 100 - percent)
 
 
-@cache
-def _sometimes(ordinary: Any, others: tuple[Any, ...], percent: int) -> st.SearchStrategy[Any]:
-    """``ordinary``, or about ``percent`` times in a hundred one of ``others``; shrinks to
-    ``ordinary``."""
-    pick, same = st.sampled_from(others), st.just(ordinary)
-    return _rarely(percent).flatmap(lambda on: pick if on else same)
-
-
-_SEEN: set[str] = set()
-
-
 @st.composite
 def _mostly(
     draw: st.DrawFn, common: st.SearchStrategy[Any], odd: st.SearchStrategy[Any], percent: int
 ) -> Any:
-    """A draw from ``common``, or about ``percent`` times in a hundred from ``odd`` (cheaper
-    than ``one_of``, which draws from each half of the time); shrinks towards ``common``."""
+    """A draw from ``common``, or about ``percent`` times in a hundred from ``odd`` (``one_of``
+    would pick each half of the time); shrinks towards ``common``."""
     return draw(odd if draw(_rarely(percent)) else common)
+
+
+@cache
+def _sometimes(ordinary: Any, others: tuple[Any, ...], percent: int) -> st.SearchStrategy[Any]:
+    """``ordinary``, or about ``percent`` times in a hundred one of ``others``; shrinks to
+    ``ordinary``."""
+    return _mostly(st.just(ordinary), st.sampled_from(others), percent)
+
+
+_SEEN: set[str] = set()
 
 
 def _label(text: str) -> None:
@@ -408,7 +407,7 @@ _PARAMETERLESS: tuple[Schema | None, ...] = (
 def _parameters() -> st.SearchStrategy[Schema | None]:
     parameterless = st.sampled_from(_PARAMETERLESS).map(copy.deepcopy)
     declared = _object_schema_of(1, 3, 4)
-    return _rarely(20).flatmap(lambda none: parameterless if none else declared)
+    return _mostly(declared, parameterless, 20)
 
 
 @st.composite
