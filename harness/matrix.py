@@ -45,20 +45,23 @@ from .report import (
     _h,
     _html_scenario,
     _md,
+    _md_block,
     _md_code,
     _plural,
     _summary_scenario,
     _verdicts,
     _version,
+    _visible,
     load_report,
     page_head,
     rule_table,
 )
-from .rules import NOT_CERTIFIABLE, RULES
+from .rules import NOT_CERTIFIABLE, RULE_TEXT, RULES
 from .runner import make_progress, run, select_scenarios
 from .scenario import default_corpus, load_scenarios
 from .spec import Scenario, Splitting
 from .split import parse_splitting
+from .triage import BUGS, Triage, load_bugs, triage
 
 __all__ = [
     "MATRIX_SPLITTINGS",
@@ -156,17 +159,22 @@ def run_matrix(
 
 
 def render_matrix(out: Path) -> list[Path]:
-    """Render ``matrix.md`` and ``matrix.html`` from ``out/matrix.json`` and the reports it
-    names; the files written. The same files always give the same bytes."""
+    """Render ``matrix.md`` and ``matrix.html`` from ``out/matrix.json``, the reports it names
+    and the reviewed known bugs (``out/bugs.yaml``, if there is one); the files written. The
+    same files always give the same bytes."""
     try:
         index = json.loads((out / INDEX).read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise UsageError(f"{out / INDEX}: cannot read the matrix index: {exc}") from None
     columns = [(column, load_report(out / column["folder"] / JSONL)) for column in index["columns"]]
+    known = load_bugs(out / BUGS)
+    triaged = [
+        triage(report.results, known.get(column["adapter"], ())) for column, report in columns
+    ]
     written = []
     for name, text in (
-        ("matrix.md", _markdown(index, columns)),
-        ("matrix.html", _html_page(index, columns)),
+        ("matrix.md", _markdown(index, columns, triaged)),
+        ("matrix.html", _html_page(index, columns, triaged)),
     ):
         path = out / name
         path.write_text(text, encoding="utf-8", newline="\n")
@@ -362,7 +370,11 @@ _READING = (
 # --- Markdown ---
 
 
-def _markdown(index: Mapping[str, Any], columns: Sequence[tuple[Mapping[str, Any], Report]]) -> str:
+def _markdown(
+    index: Mapping[str, Any],
+    columns: Sequence[tuple[Mapping[str, Any], Report]],
+    triaged: Sequence[Triage],
+) -> str:
     out = [
         "# Third-party assemblers × callstream rules",
         "",
@@ -405,13 +417,14 @@ def _markdown(index: Mapping[str, Any], columns: Sequence[tuple[Mapping[str, Any
     for rule, title in RULES.items():
         cells = [_cell(rule, table[rule])[1] for table in tables]
         out.append(f"| {rule} | {_md(title)} | " + " | ".join(cells) + " |")
-    for column, report in columns:
+    for (column, report), found in zip(columns, triaged, strict=True):
         failing = _failing(report.results)
         verdicts = _verdicts(report.results)
         out += ["", f"## Failures: {_md_code(column['connectable'])}", ""]
         if not failing:
             out += ["None: every case that ran passed.", ""]
             continue
+        out += _markdown_bugs(found)
         # Folded, so the page stays a table first; GitHub renders Markdown inside <details>.
         out += [
             f"<details><summary>{_plural(len(failing), 'failing scenario')}, each with the "
@@ -425,6 +438,50 @@ def _markdown(index: Mapping[str, Any], columns: Sequence[tuple[Mapping[str, Any
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def _markdown_bugs(found: Triage) -> list[str]:
+    """A library's distinct bugs, each with the rules it breaks (quoted), its cause, its
+    scenarios and its minimal repro; then the failing scenarios no reviewed bug explains."""
+    shown = [bug for bug in found.bugs if bug.failing]
+    out = [f"### Distinct bugs ({len(shown)})", ""]
+    for number, bug in enumerate(shown, 1):
+        out += [
+            f"{number}. **{_md(bug.bug.title)}** ({_md(', '.join(bug.bug.rules))}). "
+            f"Cause: {_md(bug.bug.cause)}. Scenarios ({len(bug.failing)}): "
+            + ", ".join(_md_code(s) for s in bug.failing)
+            + ".",
+            "",
+        ]
+        out += [f"   > {rule}: {_md(RULE_TEXT[rule])}" for rule in bug.bug.rules]
+        if bug.repro is not None:
+            repro = bug.repro
+            first = repro["failures"][0]
+            out += [
+                "",
+                f"   Minimal repro, `{_md(repro['scenario'])}` "
+                f"[{_md(repro['profile'])}-{_md(repro['splitting'])}]: "
+                f"{_md_code(first['check'])} {_md(first['message'])}",
+                "",
+                "   <details><summary>the stream</summary>",
+                "",
+                _indent(_md_block(_visible(repro["repro"] or "")), "   "),
+                "",
+                "   </details>",
+            ]
+        out.append("")
+    if found.untriaged:
+        out += [
+            f"Failing scenarios not yet traced to a bug ({len(found.untriaged)}): "
+            + ", ".join(_md_code(s) for s in found.untriaged)
+            + ".",
+            "",
+        ]
+    return out
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line if line else line for line in text.split("\n"))
+
+
 # --- HTML ---
 
 _MATRIX_CSS = """
@@ -435,7 +492,9 @@ _MATRIX_CSS = """
 
 
 def _html_page(
-    index: Mapping[str, Any], columns: Sequence[tuple[Mapping[str, Any], Report]]
+    index: Mapping[str, Any],
+    columns: Sequence[tuple[Mapping[str, Any], Report]],
+    triaged: Sequence[Triage],
 ) -> str:
     libraries = "".join(
         f"<tr><td><code>{_h(column['connectable'])}</code></td><td>{_h(_versions(column))}</td>"
@@ -458,7 +517,7 @@ def _html_page(
             cells.append(f'<td class="state {state}">{shown}</td>')
         rows.append(f"<tr><th scope='row'>{_h(rule)}</th><td>{_h(title)}</td>{''.join(cells)}</tr>")
     failures = []
-    for column, report in columns:
+    for (column, report), found in zip(columns, triaged, strict=True):
         failing = _failing(report.results)
         verdicts = _verdicts(report.results)
         groups = "".join(
@@ -469,7 +528,8 @@ def _html_page(
         )
         failures.append(
             f"<section><h2>Failures: <code>{_h(column['connectable'])}</code> "
-            f"({len(failing)} scenarios)</h2>{groups or '<p>None: every case that ran passed.</p>'}"
+            f"({len(failing)} scenarios)</h2>{_html_bugs(found) if failing else ''}"
+            f"{groups or '<p>None: every case that ran passed.</p>'}"
             "</section>"
         )
     parts = [
@@ -492,6 +552,39 @@ def _html_page(
         "</main></body></html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def _html_bugs(found: Triage) -> str:
+    shown = [bug for bug in found.bugs if bug.failing]
+    items = []
+    for bug in shown:
+        quoted = "".join(
+            f"<blockquote><b>{_h(rule)}</b> {_h(RULE_TEXT[rule])}</blockquote>"
+            for rule in bug.bug.rules
+        )
+        repro = ""
+        if bug.repro is not None:
+            first = bug.repro["failures"][0]
+            repro = (
+                f"<details><summary>minimal repro: <code>{_h(bug.repro['scenario'])}</code> "
+                f"[{_h(bug.repro['profile'])}-{_h(bug.repro['splitting'])}] "
+                f"<code>{_h(first['check'])}</code> {_h(first['message'])}</summary>"
+                f"<pre>{_h(bug.repro['repro'] or '')}</pre></details>"
+            )
+        items.append(
+            f"<li><b>{_h(bug.bug.title)}</b> ({_h(', '.join(bug.bug.rules))}). Cause: "
+            f"{_h(bug.bug.cause)}. Scenarios ({len(bug.failing)}): "
+            + ", ".join(f"<code>{_h(s)}</code>" for s in bug.failing)
+            + f"{quoted}{repro}</li>"
+        )
+    untraced = (
+        f"<p>Failing scenarios not yet traced to a bug ({len(found.untriaged)}): "
+        + ", ".join(f"<code>{_h(s)}</code>" for s in found.untriaged)
+        + "</p>"
+        if found.untriaged
+        else ""
+    )
+    return f"<h3>Distinct bugs ({len(shown)})</h3><ol>{''.join(items)}</ol>{untraced}"
 
 
 def _first_failure(adapter: str, report: Report, rule: str) -> str | None:

@@ -661,11 +661,26 @@ def _plain(value: Any) -> Any:
 _ENCODER = json.JSONEncoder(separators=(",", ":"), default=_plain)
 
 
-def _loads(text: str) -> Any:
-    """The JSON value of ``text``; values nested deeper than Python's decoder can go (it
-    recurses) are replaced by a string that says so, keeping the rest of the answer."""
+def _int(digits: str) -> int:
+    """An integer of any length: CPython refuses to convert more than 4300 digits by default,
+    and a program may hand back arguments holding such a number."""
     try:
-        return json.loads(text)
+        return int(digits)
+    except ValueError:
+        limit = sys.get_int_max_str_digits()
+        sys.set_int_max_str_digits(0)
+        try:
+            return int(digits)
+        finally:
+            sys.set_int_max_str_digits(limit)
+
+
+def _loads(text: str) -> Any:
+    """The JSON value of ``text``, every integer read whole; values nested deeper than Python's
+    decoder can go (it recurses) are replaced by a string that says so, keeping the rest of the
+    answer."""
+    try:
+        return json.loads(text, parse_int=_int)
     except RecursionError:
         pass
     out: list[str] = []
@@ -684,7 +699,7 @@ def _loads(text: str) -> Any:
                 start, cut = at + 1, None
             depth -= 1
     out.append(text[start:])
-    return json.loads("".join(out))
+    return json.loads("".join(out), parse_int=_int)
 
 
 def _quote(line: bytes) -> str:

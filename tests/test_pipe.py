@@ -390,3 +390,44 @@ def _gone(pid: int) -> bool:
     except FileNotFoundError:
         return True
     return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+EXACT_PROGRAM = r"""
+import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    cmd = request["cmd"]
+    if cmd == "start":
+        implementation = {"name": "exact", "version": "1", "language": "python",
+                          "dialects": ["openai-chat"], "profile": "lenient"}
+        answer = {"version": 1, "implementation": implementation}
+    elif cmd == "stop":
+        break
+    elif cmd == "close":
+        digits = "9" * 5000
+        sys.stdout.write('{"seq": %s, "results": [{"choice": 0, "index": 0, "id": "c\\u0000",'
+                         ' "name": "get_weather", "arguments_text": "\\ud800 lone",'
+                         ' "arguments": {"z": %s, "a": "\\udfff"}, "status": "ready",'
+                         ' "reason": null}]}\n' % (json.dumps(request["seq"]), digits))
+        sys.stdout.flush()
+        continue
+    else:
+        answer = {"seq": request["seq"], "ok": True} if cmd == "run" else {
+            "seq": request["seq"], "results": []}
+    print(json.dumps(answer), flush=True)
+"""
+
+
+def test_what_a_program_hands_back_arrives_bit_exact() -> None:
+    """A lone surrogate stays lone, NUL stays, a 5000-digit integer is read whole and key
+    order is kept: the harness decodes the program's JSON without healing or failing it."""
+    spec = "cmd:" + shlex.join([sys.executable, "-c", EXACT_PROGRAM])
+    implementation = load_implementation(spec)
+    seen = observe(implementation.factory, [WEATHER], Limits(), [STREAM])
+    assert seen.error is None
+    [result] = seen.results
+    assert result.id == "c\x00"
+    assert result.arguments_text == "\ud800 lone"
+    assert list(result.arguments) == ["z", "a"]
+    assert result.arguments["z"] == int("9" * 1000) * 10**4000 + int("9" * 4000)
+    assert result.arguments["a"] == "\udfff"
