@@ -33,6 +33,7 @@ from typing import Any
 
 import re2  # type: ignore[import-untyped]
 from jsonschema import Draft202012Validator, ValidationError, validators
+from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
@@ -67,17 +68,11 @@ def compile_schema(name: str, schema: Any) -> Validator:
                     f"tool {name!r}: pattern {pattern!r} cannot run in linear time "
                     f"(RE2: {_re2_message(exc)})"
                 ) from None
+    except SchemaError as exc:
+        raise ToolSchemaError(f"tool {name!r}: invalid JSON Schema: {exc.message}") from None
     except RecursionError:
         raise ToolSchemaError(f"tool {name!r}: schema nested too deeply") from None
-    except ToolSchemaError:
-        raise
-    except Exception as exc:  # check_schema's SchemaError, with its own message
-        raise ToolSchemaError(f"tool {name!r}: invalid JSON Schema: {_message(exc)}") from None
     return _BoundedValidator(schema, registry=Registry())
-
-
-def _message(exc: Exception) -> str:
-    return getattr(exc, "message", None) or str(exc)
 
 
 def _re2_message(exc: Exception) -> str:
@@ -222,7 +217,8 @@ def _unevaluated_properties(
 
 def _evaluated_keys(validator: Any, instance: Mapping[str, Any], schema: Any) -> set[str]:
     """The keys of ``instance`` that ``schema`` evaluates (for unevaluatedProperties), as
-    jsonschema computes them, with RE2 patterns and a set."""
+    jsonschema computes them (reaching, as it does, the validator's resolver for ``$ref``),
+    with RE2 patterns and a set."""
     if not isinstance(schema, Mapping):
         return set()
     keys: set[str] = set()
