@@ -16,7 +16,7 @@ from ._dispatch import (
     tool_message,
 )
 from ._errors import AssemblerClosedError, CallstreamError, ConfigurationError, ToolSchemaError
-from ._model import CallPreview, CallResult, Finding, Limits, Reason, Status, Tool
+from ._model import CallKind, CallPreview, CallResult, Finding, Limits, Reason, Status, Tool
 from ._quirks import QUIRKS, Quirk
 from ._sse import ServerSentEvent, SSEDecoder, SSELimitError
 from .dialects import DIALECTS
@@ -27,6 +27,7 @@ __all__ = [
     "QUIRKS",
     "Assembler",
     "AssemblerClosedError",
+    "CallKind",
     "CallPreview",
     "CallResult",
     "CallstreamError",
