@@ -447,12 +447,11 @@ class OpenAIChat:
         slot = call.slot
         first = call.deltas == 0
         call.deltas += 1
+        owner = call
         if call_id is not None:
             if slot.id is None:
                 self._book.set_id(slot, call_id)
                 owner = self._choices[slot.choice].by_id.setdefault(call_id, call)
-                if owner is not call:
-                    self._book.shared_id(owner.slot, slot)
             elif call_id == slot.id and not first:
                 self._book.deviation("C4", "id or type repeated after the call's first delta", slot)
         if name is not None:
@@ -470,6 +469,9 @@ class OpenAIChat:
                     Reason.PROTOCOL_ERROR,
                     f"function name changed from {slot.name!r} to {name!r}",
                 )
+        if owner is not call:
+            # Once the name is set, so a rejection still says which tool was called.
+            self._book.shared_id(owner.slot, slot)
         if arguments is None or arguments == "":
             return
         if isinstance(arguments, str):
