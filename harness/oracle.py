@@ -4,11 +4,19 @@ It never asks the reference assembler. It knows the true calls (their exact text
 sent and how the stream ends, and applies REQUIREMENTS.md (the table "How a stream ends decides
 what its calls become", V1–V5) and the profiles of research/wire_formats.md §8 as tabulated in
 ``reference_impl.QUIRKS`` (which quirks the strict profile rejects, which both profiles record).
+
+Custom calls complete like function calls, but their input is never parsed: it is checked
+against the tool's format with Python's ``re`` (a regex) or not at all (text; a lark grammar,
+expected ready and ``not_validated``). A call of one kind naming a tool of the other is
+``unknown_tool`` (V3). Two distinct calls of a choice that share an id (quirk C34) are recorded
+in both profiles and rejected ``duplicate_id`` under the strict one.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from reference_impl import QUIRKS, Tool
@@ -53,12 +61,61 @@ class _Derivation:
         positions: dict[int, int] = {}
         wire_seen: dict[int, dict[int, str | None]] = {}
         calls = []
-        for plan in spec.calls:
+        sharing = self._shared_ids()
+        for number, plan in enumerate(spec.calls):
             position = positions.get(plan.choice, 0)
             positions[plan.choice] = position + 1
             seen = wire_seen.setdefault(plan.choice, {})
-            calls.append(self._call(plan, position, self._wire_quirks(plan, position, seen)))
+            strict_quirk = self._wire_quirks(plan, position, seen)
+            if number in sharing and self.strict:
+                # The first holder of the id keeps a rejection its own first delta already
+                # earned; the others are rejected the moment the id comes back.
+                strict_quirk = (strict_quirk if sharing[number] else None) or "C34"
+            calls.append(self._call(plan, position, strict_quirk))
         return Expected(tuple(calls), frozenset(self.findings))
+
+    def _shared_ids(self) -> dict[int, bool]:
+        """The calls (by number in the plan) that share their id with another call of their
+        choice (quirk C34): True for the first holder of the id, False for the others."""
+        owners: dict[tuple[int, str], int] = {}
+        sharing: dict[int, bool] = {}
+        calls = self.spec.calls
+        for number, plan in enumerate(calls):
+            call_id = self._id(plan)
+            if call_id is None:
+                continue
+            first = owners.setdefault((plan.choice, call_id), number)
+            if first == number:
+                continue
+            if plan.omit_index or calls[first].omit_index:
+                raise PlanError("calls that share an id need wire indices: else they are one")
+            if self._wire_of(calls[first]) == self._wire_of(plan):
+                raise PlanError("calls that share an id at one wire index are one call")
+            if not (self._strict_quirk_free(calls[first]) and self._strict_quirk_free(plan)):
+                raise PlanError(
+                    "calls that share an id must be otherwise free of quirks the strict "
+                    "profile rejects: write the stream as literal events"
+                )
+            self.findings.add("C34")
+            sharing[first] = True
+            sharing[number] = False
+        return sharing
+
+    def _wire_of(self, plan: CallPlan) -> int:
+        """The wire index of a call that names one, or its position within its choice."""
+        if plan.index is not None:
+            return plan.index
+        same_choice = [p for p in self.spec.calls if p.choice == plan.choice]
+        return next(n for n, p in enumerate(same_choice) if p is plan)
+
+    def _strict_quirk_free(self, plan: CallPlan) -> bool:
+        """False when the plan alone carries a quirk the strict profile rejects."""
+        return not (
+            plan.id_policy == "changing"
+            or plan.name_policy == "late"
+            or plan.arguments_as_value
+            or plan.legacy
+        )
 
     def _check_plan(self) -> None:
         spec, ending = self.spec, self.spec.ending
@@ -201,6 +258,8 @@ class _Derivation:
         call_id = self._id(plan)
         if call_id is not None:
             base["id"] = call_id
+        if not (plan.omit_index or plan.legacy) and self._wire_of(plan) != position:
+            base["wire_index"] = self._wire_of(plan)
 
         if strict_quirk is not None:
             base.pop("arguments_text")  # rejected mid-stream: only part of the text arrived
@@ -237,7 +296,7 @@ class _Derivation:
             base["name"] = None
             return ExpectedCall("rejected", "missing_name", **base)
         tool = self.tools.get(plan.name)
-        if tool is None:
+        if tool is None or tool.kind != plan.kind:
             return ExpectedCall("rejected", "unknown_tool", **base)
         synthetic = False
         if "id" not in base:
@@ -245,6 +304,8 @@ class _Derivation:
                 return ExpectedCall("rejected", "missing_id", **base)
             self.findings.add("C7")
             synthetic = True
+        if plan.kind == "custom":
+            return self._complete_custom(plan, tool, base, synthetic)
         text = plan.arguments if plan.arguments_as_value else base["arguments_text"]
         value, problem = self._parse(plan, text, tool)
         if problem is not None:
@@ -257,6 +318,25 @@ class _Derivation:
             check_arguments=True,
             synthetic_id=synthetic,
             release_offset=release,
+            **base,
+        )
+
+    def _complete_custom(
+        self, plan: CallPlan, tool: Tool, base: dict[str, Any], synthetic: bool
+    ) -> ExpectedCall:
+        """The input is the value; a regex format must match all of it (V2)."""
+        text = base["arguments_text"]
+        syntax, definition = _grammar(tool.format)
+        if syntax == "regex" and re.fullmatch(definition, text) is None:
+            return ExpectedCall("rejected", "schema_violation", synthetic_id=synthetic, **base)
+        return ExpectedCall(
+            "ready",
+            None,
+            arguments=text,
+            check_arguments=True,
+            synthetic_id=synthetic,
+            release_offset=self.rendered.finish_offset(plan.choice),
+            not_validated=syntax == "lark",
             **base,
         )
 
@@ -298,6 +378,14 @@ class _Derivation:
         if plan.id_policy == "numeric":
             return None if self.strict else str(int.from_bytes(plan.id.encode()[:4], "big"))
         return plan.id
+
+
+def _grammar(fmt: Mapping[str, Any] | None) -> tuple[str | None, str]:
+    """A custom format's grammar syntax and definition; (None, "") for unconstrained text."""
+    if fmt is None or fmt.get("type") != "grammar":
+        return None, ""
+    grammar = fmt.get("grammar", fmt)
+    return grammar.get("syntax"), grammar.get("definition", "")
 
 
 def _takes_no_parameters(tool: Tool) -> bool:

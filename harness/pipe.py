@@ -249,7 +249,7 @@ class CommandFactory:
             {
                 "cmd": "run",
                 "seq": self._seq,
-                "tools": [{"name": tool.name, "parameters": tool.parameters} for tool in tools],
+                "tools": [_tool_message(tool) for tool in tools],
                 "limits": dataclasses.asdict(limits),
                 "dialect": self.declaration.dialect,
                 "profile": self.declaration.profile,
@@ -705,3 +705,11 @@ def _loads(text: str) -> Any:
 def _quote(line: bytes) -> str:
     text = line.decode("utf-8", "backslashreplace")
     return repr(text if len(text) <= _QUOTED else text[:_QUOTED] + "…")
+
+
+def _tool_message(tool: Tool) -> dict[str, Any]:
+    """A tool as the ``run`` request offers it; a custom tool also says so, with its format
+    (only then, so a function tool's message is what it always was)."""
+    if tool.kind == "custom":
+        return {"name": tool.name, "parameters": None, "type": "custom", "format": tool.format}
+    return {"name": tool.name, "parameters": tool.parameters}

@@ -204,14 +204,16 @@ def _tool_deltas(call: CallPlan, position: int, whole: bool) -> list[dict[str, A
     else:
         pieces = list(call.fragments)
 
-    header: dict[str, Any] = {"type": "function", "function": {}}
+    # A custom call carries its name and input in ``custom`` (openai/openai-python#2530).
+    body, text = ("custom", "input") if call.kind == "custom" else ("function", "arguments")
+    header: dict[str, Any] = {"type": call.kind, body: {}}
     if call.header_arguments or whole or call.arguments_as_value:
-        header["function"]["arguments"] = pieces.pop(0) if pieces else ""
+        header[body][text] = pieces.pop(0) if pieces else ""
     else:
-        header["function"]["arguments"] = ""
-    entries = [header] + [{"function": {"arguments": piece}} for piece in pieces]
+        header[body][text] = ""
+    entries = [header] + [{body: {text: piece}} for piece in pieces]
     if call.name_policy == "late" and len(entries) == 1:
-        entries.append({"function": {}})
+        entries.append({body: {}})
 
     for number, entry in enumerate(entries):
         if not call.omit_index:
@@ -220,20 +222,20 @@ def _tool_deltas(call: CallPlan, position: int, whole: bool) -> list[dict[str, A
         if call_id is not _ABSENT:
             entry["id"] = call_id
         if number > 0 and call.type_every:
-            entry["type"] = "function"
+            entry["type"] = call.kind
         if call.name is not None and (
             (number == 0 and call.name_policy in ("once", "every"))
             or (number > 0 and call.name_policy == "every")
             or (number == 1 and call.name_policy == "late")
         ):
-            entry["function"]["name"] = call.name
+            entry[body]["name"] = call.name
         if number == 0 and call.extra_content is not None:
             entry["extra_content"] = dict(call.extra_content)
-    # Put keys in the order real servers use: index, id, type, function.
+    # Put keys in the order real servers use: index, id, type, function (or custom).
     return [{key: entry[key] for key in _KEY_ORDER if key in entry} for entry in entries]
 
 
-_KEY_ORDER = ("index", "id", "type", "function", "extra_content")
+_KEY_ORDER = ("index", "id", "type", "function", "custom", "extra_content")
 _ABSENT: Any = object()
 
 

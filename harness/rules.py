@@ -48,8 +48,10 @@ NOT_CERTIFIABLE: dict[str, str] = {
 
 OPENAI_CHAT_QUIRKS: tuple[str, ...] = (
     *(f"T{n}" for n in range(1, 13)),
-    *(f"C{n}" for n in range(1, 34)),
+    *(f"C{n}" for n in range(1, 35)),
 )
+"""§7's T1–T12 and C1–C33, and C34 (two distinct calls of one choice share an id), which the
+reference's quirk table adds with its sources (``reference_impl._quirks``)."""
 
 
 def rule_group(rule: str) -> str:

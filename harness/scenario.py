@@ -30,6 +30,7 @@ from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 
 from reference_impl import Limits, Tool, ToolSchemaError
+from reference_impl._custom import input_format
 from reference_impl._validate import validator_for
 
 from .cassette import NotAStream, cassette_scenario, is_cassette
@@ -456,7 +457,15 @@ def _load_catalogue(path: Path) -> _Catalogue:
 
 
 def _tool(source: _File, where: Where, raw: Mapping[str, Any]) -> Tool | None:
-    """An inline or catalogue tool, its parameters checked as a JSON Schema."""
+    """An inline or catalogue tool: a function tool, its parameters checked as a JSON Schema,
+    or a custom tool (``type: custom``), its format checked as the reference reads it."""
+    if raw.get("type") == "custom":
+        try:
+            input_format(raw["name"], raw.get("format"))
+        except ToolSchemaError as exc:
+            source.at((*where, "format"), _said((*where, "format"), str(exc)))
+            return None
+        return Tool.custom(raw["name"], raw.get("format"))
     parameters = raw.get("parameters")
     try:
         validator_for(raw["name"], parameters)
@@ -556,6 +565,11 @@ class _Builder:
                 json.loads(arguments)
             except ValueError as exc:
                 self.problem((*where, "arguments"), f"arguments_as_value needs JSON: {exc}")
+        if raw.get("kind") == "custom":
+            for option in _FUNCTION_ONLY:
+                if raw.get(option):
+                    message = f"{option} is for function calls: a custom call's input is text"
+                    self.problem((*where, option), message)
         options = {key: value for key, value in raw.items() if key not in _CUTS}
         return CallPlan(fragments=self._fragments(where, raw, arguments), **options)
 
@@ -656,8 +670,9 @@ class _Builder:
 
 
 _CUTS = ("split", "fragments", "chunk")
+_FUNCTION_ONLY = ("arguments_as_value", "snapshots", "legacy")
 _LITERALS = ("events", "sse", "sse_base64")
-_NOT_A_QUIRK = "{!r} is not an openai-chat quirk id (T1-T12, C1-C33)"
+_NOT_A_QUIRK = "{!r} is not an openai-chat quirk id (T1-T12, C1-C34)"
 
 
 def _first_difference(one: str, other: str) -> int:

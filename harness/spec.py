@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reference_impl import Limits, Tool
+from reference_impl import CallKind, Limits, Tool
 
 __all__ = [
     "CallPlan",
@@ -45,9 +45,12 @@ class CallPlan:
 
     name: str | None
     arguments: str
-    """The exact argument text the model produced."""
+    """The exact argument text the model produced; for a custom call, its input text."""
     fragments: tuple[str, ...]
     """How ``arguments`` is cut; their concatenation is ``arguments`` (unless ``snapshots``)."""
+    kind: CallKind = "function"
+    """``function`` (``function.arguments`` deltas) or ``custom`` (a Chat Completions custom
+    tool call: ``type: custom`` and ``custom.input`` deltas)."""
     id: str | None = None
     choice: int = 0
     index: int | None = None
@@ -159,6 +162,13 @@ class ExpectedCall:
     """The id is made up by the implementation: any non-empty string is accepted."""
     release_offset: int | None = None
     """The stream byte whose arrival may first release the call (C4); None: not checked."""
+    wire_index: int | None = None
+    """The tool-call index the call had on the wire, where it differs from ``index`` (compacted
+    indices, quirk C14); None: not checked."""
+    not_validated: bool = False
+    """A custom call whose format (a lark grammar) the oracle does not check: it is expected
+    ready, since the provider constrains the model with the grammar, and an implementation that
+    reports validation (as the reference's ``not_validated``) should say it was not checked."""
 
 
 @dataclass(frozen=True, slots=True)

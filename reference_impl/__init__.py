@@ -22,7 +22,7 @@ from ._errors import (
     SchemaRefError,
     ToolSchemaError,
 )
-from ._model import CallPreview, CallResult, Finding, Limits, Reason, Status, Tool
+from ._model import CallKind, CallPreview, CallResult, Finding, Limits, Reason, Status, Tool
 from ._quirks import QUIRKS, Quirk
 from ._sse import ServerSentEvent, SSEDecoder, SSELimitError
 from .dialects import DIALECTS
@@ -33,6 +33,7 @@ __all__ = [
     "QUIRKS",
     "Assembler",
     "AssemblerClosedError",
+    "CallKind",
     "CallPreview",
     "CallResult",
     "CallstreamError",

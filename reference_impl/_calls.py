@@ -9,16 +9,25 @@ its choice. Argument fragments are appended to a list and joined once, when the 
 either completed (identity, JSON and schema checked: V1–V4) or rejected with a reason; from then
 on it ignores further input, and a rejected slot drops its buffer past the size limit so memory
 stays bounded (V5). Final results go to an outbox the assembler drains after each ``feed()``.
+
+A slot is of one kind: a *function* call, whose text is JSON arguments checked against the
+tool's schema, or a *custom* call, whose text is free input checked against the tool's format
+(``_custom``) and never parsed. A call of one kind naming a tool of the other names no offered
+tool (V3).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import secrets
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from ._model import CallResult, Limits, Reason, Status, Tool
+from ._custom import InputFormat, input_format
+from ._model import CallKind, CallResult, Limits, Reason, Status, Tool
 from ._quirks import QUIRKS, FindingLog
 from ._validate import (
     ArgumentsError,
@@ -53,14 +62,18 @@ class CallSlot:
         "final",
         "id",
         "index",
+        "kind",
         "name",
         "size",
         "snapshot",
+        "wire_index",
     )
 
     def __init__(self, choice: int, index: int) -> None:
         self.choice = choice
         self.index = index
+        self.wire_index: int | None = None  # the provider's tool-call index, if it sent one
+        self.kind: CallKind = "function"
         self.id: str | None = None
         self.name: str | None = None
         self._fragments: list[str] = []
@@ -116,8 +129,19 @@ class CallBook:
         self._validators = (
             None
             if tools is None
-            else {tool.name: validator_for(tool.name, tool.parameters) for tool in tools}
+            else {
+                tool.name: validator_for(tool.name, tool.parameters)
+                for tool in tools
+                if tool.kind == "function"
+            }
         )
+        self._formats: dict[str, InputFormat] = {
+            tool.name: input_format(tool.name, tool.format)
+            for tool in tools or ()
+            if tool.kind == "custom"
+        }
+        self.response_id: str | None = None
+        """The response's id, when the dialect saw one: synthesised ids are derived from it."""
         self.limits = limits
         self.findings = findings
         self.strict = strict
@@ -204,6 +228,10 @@ class CallBook:
                 slot, Reason.UNKNOWN_TOOL, f"{slot.name!r} is not an exposed tool ({known})"
             )
             return
+        if tool is not None and tool.kind != slot.kind:
+            detail = f"{slot.name!r} is a {tool.kind} tool, but this is a {slot.kind} call"
+            self.reject(slot, Reason.UNKNOWN_TOOL, detail)
+            return
         synthetic = False
         if slot.id is None:
             if self.strict:
@@ -214,6 +242,9 @@ class CallBook:
             self.findings.record(
                 "C7", "call id missing: one was synthesised", slot.choice, slot.index
             )
+        if slot.kind == "custom":
+            self._complete_custom(slot, synthetic)
+            return
         value = self._parse(slot, tool)
         if value is _REJECTED:
             return
@@ -226,6 +257,20 @@ class CallBook:
                     return
         slot.final = True
         self.outbox.append(self._result(slot, Status.READY, value, None, None, synthetic))
+
+    def _complete_custom(self, slot: CallSlot, synthetic: bool) -> None:
+        """A custom call's input is its value, verbatim; its tool's format decides (V2)."""
+        text = slot.text
+        found = self._formats.get(slot.name or "")
+        check = None if found is None else found.check(text)
+        if check is not None and check.problem is not None:
+            self.reject(slot, Reason.SCHEMA_VIOLATION, check.problem)
+            return
+        slot.final = True
+        result = self._result(slot, Status.READY, text, None, None, synthetic)
+        if check is not None and check.not_validated is not None:
+            result = replace(result, not_validated=check.not_validated)
+        self.outbox.append(result)
 
     def _parse(self, slot: CallSlot, tool: Tool | None) -> Any:
         if not slot.received_arguments:
@@ -303,6 +348,20 @@ class CallBook:
         if self.strict and row.strict == "reject" and slot is not None:
             self.reject(slot, row.reason, f"{quirk}: {detail} (rejected by the strict profile)")
 
+    def shared_id(self, first: CallSlot, second: CallSlot) -> None:
+        """``second`` carries the id of ``first``, a distinct call of the same choice (quirk
+        C34). A tool result names its call by id alone, so under the strict profile neither call
+        can be answered unambiguously: both are rejected. The lenient profile keeps both; their
+        idempotency keys still differ, by position."""
+        detail = (
+            f"id {second.id!r} already names call {first.index} "
+            f"(wire index {first.wire_index}): two distinct calls share it"
+        )
+        self.findings.record("C34", detail, second.choice, second.index)
+        if self.strict:
+            for slot in (first, second):
+                self.reject(slot, Reason.DUPLICATE_ID, f"C34: {detail}")
+
     # -- reading ------------------------------------------------------------------------------
 
     def open_slots(self) -> list[CallSlot]:
@@ -338,19 +397,25 @@ class CallBook:
             detail=detail,
             synthetic_id=synthetic,
             extras=slot.extras,
+            kind=slot.kind,
+            wire_index=slot.wire_index,
         )
 
     def _synthetic_id(self, slot: CallSlot) -> str:
-        # Nine alphanumerics where the numbers allow, which Mistral also accepts back.
-        base = (
-            f"call{slot.choice:02d}{slot.index:03d}"
-            if slot.choice < 100 and slot.index < 1000
-            else f"call_{slot.choice}_{slot.index}"
-        )
-        candidate, n = base, 0
+        """Nine alphanumerics (Mistral accepts them back), unique beyond this stream (V4, E3).
+
+        With a response id, the id is derived from it, the call's position, name and text: the
+        same response assembled again (however its bytes were split) gets the same ids, and
+        another response gets others. Without one, the id is random, since nothing else tells
+        two responses apart. Either way it never equals an id the stream used.
+        """
+        origin = self.response_id or secrets.token_hex(16)
+        parts = (origin, str(slot.choice), str(slot.index), slot.name or "", slot.text)
+        material = "\0".join(parts)
+        candidate, attempt = _base62(material), 0
         while candidate in self._ids:
-            n += 1
-            candidate = f"{base}x{n}"
+            attempt += 1
+            candidate = _base62(f"{material}\0{attempt}")
         return candidate
 
 
@@ -366,6 +431,20 @@ def _join(fragments: list[str]) -> str:
         # surrogates; put each pair back together, as a UTF-16 reader would.
         text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
     return text
+
+
+def _base62(material: str, length: int = 9) -> str:
+    number = int.from_bytes(
+        hashlib.sha256(material.encode("utf-8", "surrogatepass")).digest()[:8], "big"
+    )
+    digits = []
+    for _ in range(length):
+        number, digit = divmod(number, 62)
+        digits.append(_ALPHANUMERIC[digit])
+    return "".join(digits)
+
+
+_ALPHANUMERIC = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
 def _utf8_len(text: str) -> int:

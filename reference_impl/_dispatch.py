@@ -39,19 +39,27 @@ def assistant_message(results: Iterable[CallResult], content: str | None = None)
         raise ValueError(
             f"results of several choices {sorted(choices)}: build one message per choice"
         )
-    calls = [
-        {
-            "id": result.id,
-            "type": "function",
-            "function": {"name": result.name or "", "arguments": result.arguments_text},
-        }
-        for result in ordered
-        if result.id is not None
-    ]
+    calls = [_history_call(result) for result in ordered if result.id is not None]
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         message["tool_calls"] = calls
     return message
+
+
+def _history_call(result: CallResult) -> dict[str, Any]:
+    """A call as the assistant message holds it: a function call, or a custom call with its
+    input (the shape of ``ChatCompletionMessageCustomToolCall``)."""
+    if result.kind == "custom":
+        return {
+            "id": result.id,
+            "type": "custom",
+            "custom": {"name": result.name or "", "input": result.arguments_text},
+        }
+    return {
+        "id": result.id,
+        "type": "function",
+        "function": {"name": result.name or "", "arguments": result.arguments_text},
+    }
 
 
 def tool_message(result: CallResult, output: str) -> dict[str, Any]:
@@ -74,11 +82,13 @@ def rejection_message(result: CallResult) -> dict[str, Any]:
 def idempotency_key(result: CallResult) -> str:
     """A stable key for one call: the same call retried gets the same key (E3).
 
-    It covers the id, the name and the canonical arguments, so two different calls that share a
-    synthesised id (made up per stream) never share a key.
+    It covers the id, the call's position (choice and index), the name and the canonical
+    arguments, so two distinct calls never share a key, even when a provider gives them one id
+    (quirk C34); the same response assembled again gives every call the key it had.
     """
     arguments = canonical_json(result.arguments) if result.ready else result.arguments_text
-    material = "\0".join((result.id or "", result.name or "", arguments))
+    position = f"{result.choice}.{result.index}"
+    material = "\0".join((result.id or "", position, result.name or "", arguments))
     return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 

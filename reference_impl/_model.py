@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
+    "CallKind",
     "CallPreview",
     "CallResult",
     "Finding",
@@ -16,6 +17,10 @@ __all__ = [
     "Status",
     "Tool",
 ]
+
+CallKind = Literal["function", "custom"]
+"""What a tool takes: JSON arguments (``function``) or free text in a declared format
+(``custom``: Chat Completions ``{"type": "custom", "custom": {"name", "input"}}``)."""
 
 
 class Status(StrEnum):
@@ -47,13 +52,18 @@ class Reason(StrEnum):
     MALFORMED_JSON = "malformed_json"
     """The complete arguments are not a JSON object (V1)."""
     SCHEMA_VIOLATION = "schema_violation"
-    """The arguments do not match the tool's JSON Schema (V2)."""
+    """The arguments do not match the tool's JSON Schema, or a custom call's input does not
+    match its tool's format (V2)."""
     UNKNOWN_TOOL = "unknown_tool"
-    """The name is not among the exposed tools (V3)."""
+    """The name is not among the exposed tools of the call's kind (V3): a function call to a
+    custom tool, or a custom call to a function tool, names no tool that was offered."""
     MISSING_ID = "missing_id"
     """The call never received an id (V4, strict profile)."""
     MISSING_NAME = "missing_name"
     """The call never received a name (V4)."""
+    DUPLICATE_ID = "duplicate_id"
+    """Another call of the same choice carries the same id, so a tool result could not say
+    which call it answers (V4, E2; strict profile, quirk C34)."""
     TOO_LARGE = "too_large"
     """A limit was passed: argument size, call count, line length or event size (V5)."""
     PROTOCOL_ERROR = "protocol_error"
@@ -63,11 +73,22 @@ class Reason(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Tool:
-    """A tool exposed to the model: its name and the JSON Schema of its arguments."""
+    """A tool exposed to the model: a function tool with the JSON Schema of its arguments, or a
+    custom tool that takes free text in a declared format (see ``Tool.custom``)."""
 
     name: str
     parameters: Mapping[str, Any] | None = None
     """Draft 2020-12 JSON Schema of the arguments object; ``None`` means no parameters."""
+    kind: CallKind = "function"
+    format: Mapping[str, Any] | None = None
+    """A custom tool's input format, as the request declares it: ``{"type": "text"}`` or
+    ``{"type": "grammar", "grammar": {"syntax": "regex" | "lark", "definition": ...}}``;
+    ``None`` means unconstrained text."""
+
+    @classmethod
+    def custom(cls, name: str, format: Mapping[str, Any] | None = None) -> Tool:
+        """A custom tool: its calls carry verbatim input text, checked against ``format``."""
+        return cls(name, None, "custom", format)
 
     @property
     def takes_no_parameters(self) -> bool:
@@ -118,9 +139,11 @@ class CallResult:
     """The provider's call id, or a synthesised one (see ``synthetic_id``)."""
     name: str | None
     arguments_text: str
-    """The exact concatenation of the argument fragments (cut at the size limit if passed)."""
+    """The exact concatenation of the argument fragments (cut at the size limit if passed); for
+    a custom call, its input text."""
     arguments: Any
-    """The parsed arguments when ``ready``; ``None`` otherwise."""
+    """The parsed arguments when ``ready`` (for a custom call, its input text, verbatim);
+    ``None`` otherwise."""
     status: Status
     reason: Reason | None = None
     detail: str | None = None
@@ -129,6 +152,13 @@ class CallResult:
     """True when the lenient profile made up the id because the provider sent none (V4)."""
     extras: Mapping[str, Any] | None = None
     """Provider data that must travel with the call, such as Gemini's ``extra_content``."""
+    kind: CallKind = "function"
+    wire_index: int | None = None
+    """The tool-call index the provider put on the wire, before compaction into ``index``;
+    ``None`` when it sent none (a legacy ``function_call``, or quirk C1)."""
+    not_validated: str | None = None
+    """Set when a ready custom call's input could not be checked against its tool's format (a
+    grammar the reference cannot run), saying why: ready, but never claimed valid."""
 
     @property
     def ready(self) -> bool:
@@ -152,6 +182,13 @@ class CallResult:
             out["synthetic_id"] = True
         if self.extras:
             out["extras"] = dict(self.extras)
+        if self.kind != "function":
+            out["kind"] = self.kind
+        if self.wire_index != self.index:
+            # Only when compaction changed it, so the common shape stays the contract's.
+            out["wire_index"] = self.wire_index
+        if self.not_validated is not None:
+            out["not_validated"] = self.not_validated
         return out
 
 

@@ -2,8 +2,14 @@
 
 Ids and severities are those of research/wire_formats.md §7. ``strict`` says what the strict
 profile does when it meets the quirk: ``"reject"`` the calls it touches (reason
-``protocol_error``) or only ``"record"`` it as a finding. The lenient profile normalises every
-quirk and records it. Kept as data so the harness, the docs and the code read the same table.
+``protocol_error`` unless the row names another) or only ``"record"`` it as a finding. The
+lenient profile normalises every quirk and records it. Kept as data so the harness, the docs and
+the code read the same table.
+
+C34 extends the catalogue, next to the id quirks C2–C7: two distinct calls given one id, as
+DeepSeek and GLM do (HKUDS/nanobot#3943) and Kimi's Anthropic-compatible route
+(HKUDS/nanobot#4473). It is S1: a client that deduplicates by id (E3) drops the second call, and
+one that answers by id (E2) answers the wrong one.
 """
 
 from __future__ import annotations
@@ -65,6 +71,13 @@ _ROWS = [
     Quirk("C31", "tool-call markup inside message content", "S3", "record"),
     Quirk("C32", "arguments sent as a JSON value instead of a string", "S4", "reject"),
     Quirk("C33", "finish_reason outside the OpenAI set", "S1", "record"),
+    Quirk(
+        "C34",
+        "two distinct calls of one choice share an id",
+        "S1",
+        "reject",
+        Reason.DUPLICATE_ID,
+    ),
 ]
 
 QUIRKS: dict[str, Quirk] = {row.id: row for row in _ROWS}

@@ -13,6 +13,7 @@ from reference_impl import (
     ExecutionLedger,
     Reason,
     Status,
+    Tool,
     assistant_message,
     idempotency_key,
     rejection_message,
@@ -56,12 +57,13 @@ def choice_1_finishing_first() -> bytes:
     )
 
 
-def anonymous_call(arguments: str) -> bytes:
-    """One call sent without an id, so the lenient profile synthesises one."""
+def anonymous_call(arguments: str, response: str = "chatcmpl-test") -> bytes:
+    """One call sent without an id, so the lenient profile synthesises one, in the response
+    with id ``response``."""
     return sse(
-        chunk({"index": 0, "type": "function", "function": {"name": "get_weather"}}),
-        chunk(args(0, arguments)),
-        chunk(finish="tool_calls"),
+        chunk({"index": 0, "type": "function", "function": {"name": "get_weather"}}, id=response),
+        chunk(args(0, arguments), id=response),
+        chunk(finish="tool_calls", id=response),
     )
 
 
@@ -158,6 +160,26 @@ def test_every_call_in_the_assistant_message_is_answered_with_its_original_id() 
     assert "schema_violation" in history[2]["content"]
 
 
+def test_a_custom_call_goes_back_in_history_as_a_custom_call_with_its_input() -> None:
+    """E2: a custom call is put in the assistant message as OpenAI returns it (``type: custom``
+    with ``custom.input`` verbatim), not as a function call with JSON arguments."""
+    patch = "*** Begin Patch\n*** End Patch\n"
+    results = assembled(
+        sse(
+            chunk(
+                {"index": 0, "id": "call_c", "type": "custom", "custom": {"name": "apply_patch"}}
+            ),
+            chunk({"index": 0, "custom": {"input": patch}}),
+            chunk(finish="tool_calls"),
+        ),
+        tools=[Tool.custom("apply_patch")],
+    )
+    assert assistant_message(results)["tool_calls"] == [
+        {"id": "call_c", "type": "custom", "custom": {"name": "apply_patch", "input": patch}}
+    ]
+    assert tool_message(results[0], "applied")["tool_call_id"] == "call_c"
+
+
 def test_a_synthesised_id_is_the_one_the_answer_carries() -> None:
     """E2: when the lenient profile made the id up, the assistant message and the tool message
     use that same id, so the answer still matches its call."""
@@ -201,14 +223,52 @@ def test_the_idempotency_key_is_stable_across_assemblies_of_the_same_stream() ->
     assert len(set(first)) == 2
 
 
-def test_equal_synthesised_ids_with_different_arguments_get_different_keys() -> None:
-    """E3: two streams without ids both get the same made-up id; their different arguments
-    still give different keys, so one never hides the other."""
-    (paris,) = assembled(anonymous_call('{"city": "Paris"}'))
-    (tokyo,) = assembled(anonymous_call('{"city": "Tokyo"}'))
-    assert paris.id == tokyo.id
-    assert paris.synthetic_id
-    assert idempotency_key(paris) != idempotency_key(tokyo)
+def test_a_later_identical_call_without_an_id_is_not_skipped_by_the_ledger() -> None:
+    """E3: two responses of one conversation each make the same id-less call; their
+    synthesised ids differ, so a ledger kept over the conversation runs both (the old per-stream
+    ``call00000`` ids made the second look like a replay of the first)."""
+    ledger = ExecutionLedger()
+    first, second = (
+        assembled(anonymous_call('{"city": "Paris"}', response=f"chatcmpl-{turn}"))[0]
+        for turn in (1, 2)
+    )
+    assert first.synthetic_id
+    assert second.synthetic_id
+    assert first.id != second.id
+    assert ledger.claim(first)
+    assert ledger.claim(second)
+
+
+def test_responses_without_an_id_still_get_distinct_synthesised_ids() -> None:
+    """E3: with no response id to derive from, the made-up ids are random, never equal."""
+    first, second = (assembled(anonymous_call('{"city": "Paris"}', response=""))[0] for _ in "ab")
+    assert first.id != second.id
+
+
+def test_the_same_response_assembled_again_keeps_its_synthesised_id_and_key() -> None:
+    """E3: a replay of one response (same response id) gets the same made-up id and key, so a
+    retried turn still runs the call once."""
+    ledger = ExecutionLedger()
+    once, again = (assembled(anonymous_call('{"city": "Paris"}'))[0] for _ in "ab")
+    assert once.id == again.id
+    assert ledger.claim(once)
+    assert not ledger.claim(again)
+
+
+def test_distinct_calls_sharing_an_id_get_distinct_keys() -> None:
+    """E3 with quirk C34: two identical calls at different indices under one id are two calls;
+    the lenient profile keeps both and the ledger runs both."""
+    twin = '{"city": "Paris"}'
+    results = assembled(
+        sse(
+            chunk(header(0, "call_same", "get_weather", twin)),
+            chunk(header(1, "call_same", "get_weather", twin)),
+            chunk(finish="tool_calls"),
+        )
+    )
+    assert [r.ready for r in results] == [True, True]
+    ledger = ExecutionLedger()
+    assert [ledger.claim(result) for result in results] == [True, True]
 
 
 def test_the_key_ignores_how_the_arguments_were_spaced_or_ordered() -> None:

@@ -72,7 +72,7 @@ def test_every_problem_of_every_file_is_printed_as_path_and_line(
     assert main(["lint", "--no-coverage", str(first), str(second)]) == 2
     assert capsys.readouterr().out.splitlines() == [
         f"{first}:2: rules[0]: rule 'A9' is not in REQUIREMENTS.md",
-        f"{first}:3: quirks[0]: 'C99' is not an openai-chat quirk id (T1-T12, C1-C33)",
+        f"{first}:3: quirks[0]: 'C99' is not an openai-chat quirk id (T1-T12, C1-C34)",
         f"{second}:2: id: 'Three': an id is lower case letters, digits, '.' and '-', starting "
         "with a letter or digit",
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,11 +13,14 @@ import pytest
 from harness.case import format_repro, run_case
 from harness.checks import Failure, run_checks
 from harness.connect import OBSERVABLES
+from harness.errors import UsageError
 from harness.observe import Observation, Observed, Release, observe
 from harness.oracle import PlanError, expect
 from harness.render import render
+from harness.scenario import load_scenarios
 from harness.spec import CallPlan, Ending, Noise, Scenario, Splitting, StreamSpec, Transport
 from harness.split import DEFAULT_SPLITTINGS, chunkings, cut
+from harness.tools import parse_tools
 from reference_impl import Assembler, Limits, Tool
 
 WEATHER = Tool(
@@ -24,7 +28,12 @@ WEATHER = Tool(
     {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
 )
 NOW = Tool("get_time", {"type": "object", "properties": {}})
-TOOLS = (WEATHER, NOW)
+PATCH = Tool.custom("apply_patch")
+DATE = Tool.custom(
+    "set_date", {"type": "grammar", "grammar": {"syntax": "regex", "definition": r"\d{4}-\d\d"}}
+)
+SQL = Tool.custom("run_sql", {"type": "grammar", "grammar": {"syntax": "lark", "definition": "x"}})
+TOOLS = (WEATHER, NOW, PATCH, DATE, SQL)
 
 
 def plan(
@@ -149,6 +158,57 @@ PLANS: dict[
         {"lenient": [("rejected", "too_large")]},
         {"lenient": set()},
     ),
+    "custom-text": (
+        StreamSpec(TOOLS, (plan("apply_patch", 'x = "1"\n', kind="custom", cuts=(3,)),)),
+        {"lenient": [("ready", None)], "strict": [("ready", None)]},
+        {"lenient": set(), "strict": set()},
+    ),
+    "custom-regex": (
+        StreamSpec(
+            TOOLS,
+            (
+                plan("set_date", "2026-12", kind="custom", cuts=(4,)),
+                plan("set_date", "12/2026", kind="custom", call_id="call_2", cuts=(4,)),
+            ),
+        ),
+        {"lenient": [("ready", None), ("rejected", "schema_violation")]},
+        {"lenient": set()},
+    ),
+    "custom-kinds-crossed": (
+        StreamSpec(
+            TOOLS,
+            (
+                plan("apply_patch", '{"a": 1}', cuts=(2,)),
+                plan(kind="custom", call_id="call_2"),
+            ),
+        ),
+        {
+            "lenient": [("rejected", "unknown_tool")] * 2,
+            "strict": [("rejected", "unknown_tool")] * 2,
+        },
+        {"lenient": set()},
+    ),
+    "custom-truncated": (
+        StreamSpec(TOOLS, (plan("apply_patch", "--- a", kind="custom"),), ending=Ending("length")),
+        {"lenient": [("rejected", "truncated")]},
+        {"lenient": set()},
+    ),
+    "shared-id": (
+        StreamSpec(TOOLS, (plan(), plan(arguments='{"city": "Rome"}'))),
+        {
+            "lenient": [("ready", None), ("ready", None)],
+            "strict": [("rejected", "duplicate_id"), ("rejected", "duplicate_id")],
+        },
+        {"lenient": {"C34"}, "strict": {"C34"}},
+    ),
+    "shared-id-after-a-gap": (
+        StreamSpec(TOOLS, (plan(index=1), plan(index=3, arguments='{"city": "Rome"}'))),
+        {
+            "lenient": [("ready", None), ("ready", None)],
+            "strict": [("rejected", "protocol_error"), ("rejected", "duplicate_id")],
+        },
+        {"lenient": {"C14", "C34"}, "strict": {"C14", "C34"}},
+    ),
     "ambiguous-index": (
         StreamSpec(TOOLS, (plan(omit_index=True), plan(omit_index=True, call_id="call_2"))),
         {"lenient": [("rejected", "protocol_error")] * 2},
@@ -207,6 +267,70 @@ def test_rendered_plan_carries_the_exact_fragments() -> None:
     assert fragments == ["", '{"city": "Caf\\', "u0", '0e9"}']
 
 
+def test_a_custom_plan_renders_custom_deltas_with_its_input_fragments() -> None:
+    """A custom call goes on the wire as ``type: custom`` with ``custom.name`` in the header
+    and the input cut into ``custom.input`` fragments (openai/openai-python#2530)."""
+    spec = StreamSpec(TOOLS, (plan("apply_patch", "a\nb", kind="custom", cuts=(1, 2)),))
+    entries = [
+        entry
+        for event in render(spec).events
+        if isinstance(event.data, dict)
+        for choice in event.data["choices"]
+        for entry in choice["delta"].get("tool_calls", [])
+    ]
+    assert entries == [
+        {
+            "index": 0,
+            "id": "call_1",
+            "type": "custom",
+            "custom": {"input": "", "name": "apply_patch"},
+        },
+        {"index": 0, "custom": {"input": "a"}},
+        {"index": 0, "custom": {"input": "\n"}},
+        {"index": 0, "custom": {"input": "b"}},
+    ]
+
+
+def test_the_oracle_expects_custom_input_verbatim_and_lark_unchecked() -> None:
+    """A ready custom call's arguments are its input text; a lark-format call is expected ready
+    and flagged not validated."""
+    spec = StreamSpec(
+        TOOLS,
+        (
+            plan("apply_patch", '{"a": 1}', kind="custom"),
+            plan("run_sql", "SELECT 1;", kind="custom", call_id="call_2", cuts=(2,)),
+        ),
+    )
+    patch, sql = expect(spec, render(spec), "lenient").calls
+    assert (patch.arguments, patch.check_arguments, patch.not_validated) == (
+        '{"a": 1}',
+        True,
+        False,
+    )
+    assert (sql.status, sql.arguments, sql.not_validated) == ("ready", "SELECT 1;", True)
+
+
+def test_the_oracle_expects_the_wire_index_where_compaction_changed_it() -> None:
+    """Wire indices 2 then 0 are positions 0 and 1, and the expectation names the wire index of
+    each; a call whose wire index is its position gets none (nothing to compare)."""
+    spec = StreamSpec(TOOLS, (plan(index=2), plan(index=0, call_id="call_2")))
+    calls = expect(spec, render(spec), "lenient").calls
+    assert [(call.index, call.wire_index) for call in calls] == [(0, 2), (1, 0)]
+    plain = StreamSpec(TOOLS, (plan(),))
+    assert expect(plain, render(plain), "lenient").calls[0].wire_index is None
+
+
+@pytest.mark.parametrize(("index", "shown"), [(None, "absent"), (4, 4)])
+def test_the_reference_dict_shows_the_wire_index_only_where_it_differs(
+    index: int | None, shown: Any
+) -> None:
+    """The contract shape stays as it was for an ordinary call; a compacted one says which
+    wire index it came from."""
+    asm = Assembler(TOOLS)
+    (result,) = asm.feed(render(StreamSpec(TOOLS, (plan(index=index),))).data) + asm.close()
+    assert result.to_dict().get("wire_index", "absent") == shown
+
+
 def test_plans_the_oracle_cannot_predict_are_refused() -> None:
     """A cut that falls on a delta event, and extra chunks after no finish, raise PlanError."""
     cut_delta = StreamSpec(TOOLS, (plan(),), ending=Ending(finish=None, done=False, cut=True))
@@ -217,6 +341,9 @@ def test_plans_the_oracle_cannot_predict_are_refused() -> None:
     )
     with pytest.raises(PlanError):
         expect(after_nothing, render(after_nothing), "lenient")
+    one_index = StreamSpec(TOOLS, (plan(index=0), plan(index=0)))
+    with pytest.raises(PlanError, match="one call"):
+        expect(one_index, render(one_index), "lenient")
 
 
 def test_splittings_cover_whole_bytes_pairs_and_seeded_random() -> None:
@@ -416,3 +543,46 @@ def test_an_observation_keeps_every_value_exactly(value: Any) -> None:
         assert observed.arguments == value
     if isinstance(value, str):
         assert len(observed.arguments_text) == len(value)
+
+
+def test_request_tools_of_both_kinds_are_read_with_their_formats() -> None:
+    """``parse_tools`` reads OpenAI request tools, function and custom (nested and flat), and
+    refuses a custom format it cannot read, naming the tool."""
+    grammar = {"type": "grammar", "grammar": {"syntax": "regex", "definition": "[a-z]+"}}
+    tools = parse_tools(
+        {
+            "tools": [
+                {"type": "function", "function": {"name": "get_weather", "parameters": None}},
+                {"type": "custom", "custom": {"name": "apply_patch"}},
+                {"type": "custom", "name": "set_word", "format": grammar},
+            ]
+        }
+    )
+    assert [(tool.name, tool.kind, tool.format) for tool in tools] == [
+        ("get_weather", "function", None),
+        ("apply_patch", "custom", None),
+        ("set_word", "custom", grammar),
+    ]
+    broken = {"type": "custom", "custom": {"name": "bad", "format": {"type": "grammar"}}}
+    with pytest.raises(UsageError, match=r"tools\[0\].*'bad'.*definition"):
+        parse_tools([broken])
+
+
+def test_a_custom_call_with_a_function_only_option_is_refused_at_its_line(tmp_path: Path) -> None:
+    """``snapshots`` (and ``arguments_as_value``, ``legacy``) describe JSON arguments: on a
+    custom call the loader names the scenario's line instead of rendering nonsense."""
+    path = tmp_path / "custom.yaml"
+    path.write_text(
+        "id: custom-snapshots\n"
+        "title: t\n"
+        "rules: [A2]\n"
+        "tools: [{name: apply_patch, type: custom}]\n"
+        "calls:\n"
+        "  - {name: apply_patch, kind: custom, id: c, arguments: ab, snapshots: true}\n"
+    )
+    loaded = load_scenarios([path])
+    assert loaded.scenarios == ()
+    assert [str(error) for error in loaded.errors] == [
+        f"{path}:6: calls[0].snapshots: snapshots is for function calls: a custom call's input "
+        "is text"
+    ]

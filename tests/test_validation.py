@@ -464,6 +464,14 @@ REJECTIONS: dict[Reason, tuple[list[Any], dict[str, Any]]] = {
         ],
         {},
     ),
+    Reason.DUPLICATE_ID: (
+        [
+            chunk(header(0, "call_1", "get_weather", PARIS), header(1, "call_1", "get_weather")),
+            chunk(finish="tool_calls"),
+            DONE,
+        ],
+        {"profile": "strict"},
+    ),
     Reason.TOO_LARGE: ([*simple_call(), DONE], {"limits": Limits(max_argument_bytes=4)}),
     Reason.PROTOCOL_ERROR: (
         [
@@ -496,8 +504,10 @@ def test_every_rejection_carries_a_reason_a_detail_and_the_call(reason: Reason) 
         results += asm.feed_event(payload)
     else:
         results += asm.close()
-    assert [(r.status, r.reason) for r in results] == [(Status.REJECTED, reason)]
-    [result] = results
+    # Two calls sharing one id are both rejected: each is half of the ambiguity.
+    twins = 2 if reason is Reason.DUPLICATE_ID else 1
+    assert [(r.status, r.reason) for r in results] == [(Status.REJECTED, reason)] * twins
+    result = results[0]
     assert isinstance(result.reason, Reason)
     assert result.detail
     assert result.detail.strip()

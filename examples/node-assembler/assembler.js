@@ -17,7 +17,14 @@
 // fails (rejected with the reason). The lenient profile normalises the known deviations of real
 // servers and records each as a finding (quirk id); the strict profile rejects the calls that
 // the quirk table says it must.
+//
+// Custom tool calls ({"type": "custom", "custom": {"name", "input"}}) carry verbatim input text,
+// never parsed: a regex format must match all of it (JavaScript's RegExp, which backtracks; the
+// reference runs a linear-time automaton instead), a lark grammar is not checked and the ready
+// result says so (not_validated). Two distinct calls of a choice sharing one id are recorded
+// (C34) and, under --strict, both rejected duplicate_id.
 
+const crypto = require('crypto');
 const { compile } = require('./schema');
 
 const PROTOCOL_VERSION = 1;
@@ -36,6 +43,7 @@ const Reason = {
   UNKNOWN_TOOL: 'unknown_tool',
   MISSING_ID: 'missing_id',
   MISSING_NAME: 'missing_name',
+  DUPLICATE_ID: 'duplicate_id',
   TOO_LARGE: 'too_large',
   PROTOCOL_ERROR: 'protocol_error',
 };
@@ -285,7 +293,18 @@ class CallSlot {
     this.received = false; // any non-empty fragment arrived
     this.size = 0; // UTF-8 bytes buffered
     this.final = false;
+    this.kind = 'function'; // or 'custom': verbatim input text instead of JSON arguments
+    this.wireIndex = null; // the tool-call index the provider sent, if any
   }
+}
+
+// A custom tool's format as a checker: null for text, a RegExp for a regex, 'lark' otherwise.
+function customFormat(tool) {
+  const format = get(tool, 'format');
+  if (!isObject(format) || get(format, 'type') !== 'grammar') return null;
+  const grammar = get(format, 'grammar') ?? format;
+  if (get(grammar, 'syntax') === 'lark') return 'lark';
+  return new RegExp(`^(?:${get(grammar, 'definition')})$`, 'u');
 }
 
 function repeatedUnit(text) {
@@ -308,8 +327,15 @@ class CallBook {
   constructor(tools, limits, findings, strict) {
     this.tools = new Map(tools.map((tool) => [tool.name, tool]));
     this.validators = new Map(
-      tools.map((tool) => [tool.name, tool.parameters == null ? null : compile(tool.parameters)]),
+      tools.map((tool) => [
+        tool.name,
+        tool.type === 'custom' || tool.parameters == null ? null : compile(tool.parameters),
+      ]),
     );
+    this.formats = new Map(
+      tools.filter((tool) => tool.type === 'custom').map((tool) => [tool.name, customFormat(tool)]),
+    );
+    this.responseId = null; // synthesised ids are derived from it
     this.limits = limits;
     this.findings = findings;
     this.strict = strict;
@@ -375,6 +401,11 @@ class CallBook {
       this.reject(slot, Reason.UNKNOWN_TOOL, `${JSON.stringify(slot.name)} is not an exposed tool (${known})`);
       return;
     }
+    const toolKind = tool.type === 'custom' ? 'custom' : 'function';
+    if (toolKind !== slot.kind) {
+      this.reject(slot, Reason.UNKNOWN_TOOL, `${JSON.stringify(slot.name)} is a ${toolKind} tool, but this is a ${slot.kind} call`);
+      return;
+    }
     if (slot.id === null) {
       if (this.strict) {
         this.reject(slot, Reason.MISSING_ID, 'the call never received an id');
@@ -382,6 +413,10 @@ class CallBook {
       }
       this.setId(slot, this.syntheticId(slot));
       this.findings.record('C7');
+    }
+    if (slot.kind === 'custom') {
+      this.completeCustom(slot);
+      return;
     }
     const parsed = this.parse(slot, tool);
     if (parsed === null) return;
@@ -395,6 +430,29 @@ class CallBook {
     }
     slot.final = true;
     this.outbox.push(result(slot, 'ready', parsed, null, null));
+  }
+
+  // A custom call's input is its value, verbatim; a regex format must match all of it.
+  completeCustom(slot) {
+    const format = this.formats.get(slot.name);
+    if (format instanceof RegExp && !format.test(slot.text)) {
+      this.reject(slot, Reason.SCHEMA_VIOLATION, `the input does not match the regex ${format.source}`);
+      return;
+    }
+    slot.final = true;
+    const ready = result(slot, 'ready', { value: slot.text, json: JSON.stringify(slot.text) }, null, null);
+    if (format === 'lark') ready.not_validated = 'lark grammars are not checked';
+    this.outbox.push(ready);
+  }
+
+  // `second` carries the id of `first`, a distinct call of the same choice (C34): neither can
+  // be answered unambiguously by id, so strict rejects both; lenient keeps both.
+  sharedId(first, second) {
+    const detail = `id ${JSON.stringify(second.id)} already names call ${first.index}`;
+    this.findings.record('C34');
+    if (this.strict) {
+      for (const slot of [first, second]) this.reject(slot, Reason.DUPLICATE_ID, `C34: ${detail}`);
+    }
   }
 
   // The parsed arguments and their JSON text, or null once the call is rejected.
@@ -449,15 +507,26 @@ class CallBook {
     return out;
   }
 
+  // Nine alphanumerics, unique beyond this stream: derived from the response id and the call
+  // when there is one (the same response gets the same ids), random when there is none.
   syntheticId(slot) {
-    const base =
-      slot.choice < 100 && slot.index < 1000
-        ? `call${String(slot.choice).padStart(2, '0')}${String(slot.index).padStart(3, '0')}`
-        : `call_${slot.choice}_${slot.index}`;
-    let candidate = base;
-    for (let n = 1; this.ids.has(candidate); n += 1) candidate = `${base}x${n}`;
+    const origin = this.responseId ?? crypto.randomBytes(16).toString('hex');
+    const material = [origin, slot.choice, slot.index, slot.name ?? '', slot.text].join('\0');
+    let candidate = base62(material);
+    for (let n = 1; this.ids.has(candidate); n += 1) candidate = base62(`${material}\0${n}`);
     return candidate;
   }
+}
+
+function base62(material) {
+  const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  let number = crypto.createHash('sha256').update(material).digest().readBigUInt64BE(0);
+  let out = '';
+  for (let n = 0; n < 9; n += 1) {
+    out += alphabet[Number(number % 62n)];
+    number /= 62n;
+  }
+  return out;
 }
 
 // A final call. `arguments` is the parsed value when ready; `json` the text it was parsed from.
@@ -473,6 +542,9 @@ function result(slot, status, parsed, reason, detail) {
     status,
     reason,
     detail,
+    kind: slot.kind,
+    wire_index: slot.wireIndex,
+    not_validated: null,
   };
 }
 
@@ -487,6 +559,12 @@ class Call {
     this.deltas = 0;
     this.sawType = false;
     this.wire = null; // the tool-call index the provider uses for it
+    this.kind = null; // 'function' or 'custom', once a delta has said which
+  }
+
+  place(wire) {
+    this.wire = wire;
+    this.slot.wireIndex = wire;
   }
 }
 
@@ -587,6 +665,7 @@ class OpenAIChat {
     if (this.chunkId === null && this.created === null) {
       this.chunkId = chunkId;
       this.created = created;
+      if (typeof chunkId === 'string' && chunkId) this.book.responseId = chunkId;
       if (!truthy(chunkId) || get(payload, 'object') !== 'chat.completion.chunk') {
         this.book.deviation('C21', 'blank chunk id or object', null);
       }
@@ -668,20 +747,40 @@ class OpenAIChat {
     if (!isObject(entry)) {
       throw new StreamFailure(Reason.PROTOCOL_ERROR, `event ${this.events}: a tool call is not an object`);
     }
-    let fn = get(entry, 'function');
-    if (fn === null) fn = {};
-    else if (!isObject(fn)) {
-      throw new StreamFailure(Reason.PROTOCOL_ERROR, `event ${this.events}: tool_calls[].function is not an object`);
+    // The kind: `type` says it; without one, a `custom` object carrying a name or input does,
+    // so a gateway's stray `custom: {}` on function deltas changes nothing.
+    let kind = get(entry, 'type');
+    const custom = get(entry, 'custom');
+    if (kind === null) {
+      const says = isObject(custom) && ['name', 'input'].some((key) => typeof get(custom, key) === 'string');
+      kind = says && !truthy(get(entry, 'function')) ? 'custom' : get(entry, 'function') !== null ? 'function' : null;
+    } else if (kind !== 'custom') {
+      kind = 'function';
+    }
+    const key = kind === 'custom' ? 'custom' : 'function';
+    let body = get(entry, key);
+    if (body === null) body = {};
+    else if (!isObject(body)) {
+      throw new StreamFailure(Reason.PROTOCOL_ERROR, `event ${this.events}: tool_calls[].${key} is not an object`);
     }
     const id = this.callId(get(entry, 'id'));
-    const name = this.name(get(fn, 'name'));
+    const name = this.name(get(body, 'name'));
     const [call, quirks] = this.route(choice, get(entry, 'index'), id, name);
     if (call === null) return;
     if (get(entry, 'type') !== null) {
       if (call.sawType) quirks.push(['C4', "id or type repeated after the call's first delta"]);
       call.sawType = true;
     }
-    this.apply(call, id, name, get(fn, 'arguments'));
+    if (kind !== null) {
+      if (call.kind === null) {
+        call.kind = kind;
+        call.slot.kind = kind;
+      } else if (call.kind !== kind) {
+        this.book.reject(call.slot, Reason.PROTOCOL_ERROR, `a ${kind} delta for a ${call.kind} call`);
+        return;
+      }
+    }
+    this.apply(call, id, name, get(body, kind === 'custom' ? 'input' : 'arguments'));
     for (const [quirk, detail] of quirks) this.book.deviation(quirk, detail, call.slot);
     if (get(entry, 'extra_content') !== null) {
       this.book.deviation('C28', 'extra_content on a tool call (kept)', call.slot);
@@ -743,7 +842,7 @@ class OpenAIChat {
       } else {
         call = this.open(choice);
       }
-      call.wire = index;
+      call.place(index);
       choice.byWire.set(index, call);
       if (index !== expected) quirks.push(['C14', `tool-call index ${index} where ${expected} was next`]);
       return [call, quirks];
@@ -752,7 +851,7 @@ class OpenAIChat {
     if (id !== null && slot.id !== null && id !== slot.id) {
       if (name !== null) {
         call = this.open(choice);
-        call.wire = index;
+        call.place(index);
         choice.byWire.set(index, call);
         quirks.push(['C2', `index ${index} reused by a new call ${JSON.stringify(id)}`]);
       } else {
@@ -789,11 +888,13 @@ class OpenAIChat {
     const slot = call.slot;
     const first = call.deltas === 0;
     call.deltas += 1;
+    let owner = call;
     if (id !== null) {
       if (slot.id === null) {
         this.book.setId(slot, id);
         const choice = this.choices.get(slot.choice);
         if (!choice.byId.has(id)) choice.byId.set(id, call);
+        owner = choice.byId.get(id);
       } else if (id === slot.id && !first) {
         this.book.deviation('C4', "id or type repeated after the call's first delta", slot);
       }
@@ -808,9 +909,14 @@ class OpenAIChat {
         this.book.reject(slot, Reason.PROTOCOL_ERROR, `function name changed from ${JSON.stringify(slot.name)} to ${JSON.stringify(name)}`);
       }
     }
+    if (owner !== call) this.book.sharedId(owner.slot, slot); // once named, so it says which tool
     if (args === null || args === '') return;
     if (typeof args === 'string') {
       this.book.append(slot, args);
+      return;
+    }
+    if (call.kind === 'custom') {
+      this.book.reject(slot, Reason.PROTOCOL_ERROR, 'custom.input is not a string');
       return;
     }
     this.book.append(slot, JSON.stringify(args)); // kept even when the strict profile rejects
@@ -948,7 +1054,11 @@ function resultLine(r) {
     `{"choice":${r.choice},"index":${r.index},"id":${JSON.stringify(r.id)},` +
     `"name":${JSON.stringify(r.name)},"arguments_text":${JSON.stringify(r.arguments_text)},` +
     `"arguments":${r.json === null ? 'null' : r.json},"status":"${r.status}",` +
-    `"reason":${JSON.stringify(r.reason)},"detail":${JSON.stringify(r.detail)}}`
+    `"reason":${JSON.stringify(r.reason)},"detail":${JSON.stringify(r.detail)}` +
+    (r.kind === 'custom' ? ',"kind":"custom"' : '') +
+    (r.wire_index !== r.index ? `,"wire_index":${JSON.stringify(r.wire_index)}` : '') +
+    (r.not_validated !== null ? `,"not_validated":${JSON.stringify(r.not_validated)}` : '') +
+    '}'
   );
 }
 

@@ -8,7 +8,16 @@ a new id *with* a name at an occupied index is a new call (quirk C2), a new id *
 continues the call (quirk C3), a missing index is inferred only when that is unambiguous (quirk
 C1), and wire indices are compacted to order of first appearance (quirk C14). Every such
 deviation is recorded; the strict profile rejects the calls it touches where the quirk table
-says so.
+says so. Two distinct calls of a choice that share an id are recorded (quirk C34) and, under the
+strict profile, both rejected ``duplicate_id``. Each result keeps its wire index beside the
+compacted position.
+
+Kinds. A tool-call entry is a *custom* call (``{"type": "custom", "custom": {"name", "input"}}``,
+openai/openai-python#2530, openai/openai-openapi#576) when its ``type`` says so, or, with no
+``type``, when only its ``custom`` object carries a name or input; otherwise it is a function
+call. A stray ``custom: {}`` on a function delta therefore changes nothing
+(earendil-works/pi#8504). ``custom.input`` fragments are appended verbatim like arguments. A
+call whose deltas change kind cannot be trusted and is rejected ``protocol_error``.
 
 Completion (rules C1–C3). Within a chunk, deltas are applied before the finish reason (quirk
 C19). The first
@@ -38,13 +47,19 @@ _MARKUP = ("<tool_call>", "[TOOL_CALLS]", "<|tool_call")
 class _Call:
     """The dialect's view of one call: the slot plus what was seen on the wire."""
 
-    __slots__ = ("deltas", "saw_type", "slot", "wire")
+    __slots__ = ("deltas", "kind", "saw_type", "slot", "wire")
 
     def __init__(self, slot: CallSlot) -> None:
         self.slot = slot
         self.deltas = 0
         self.saw_type = False
         self.wire: int | None = None  # the tool-call index the provider uses for it
+        self.kind: str | None = None  # "function" or "custom", once a delta has said which
+
+    def place(self, wire: int) -> None:
+        """The call is at tool-call index ``wire`` on the wire."""
+        self.wire = wire
+        self.slot.wire_index = wire
 
 
 class _Choice:
@@ -174,6 +189,8 @@ class OpenAIChat:
         created = payload.get("created")
         if self._chunk_id is None and self._created is None:
             self._chunk_id, self._created = chunk_id, created
+            if isinstance(chunk_id, str) and chunk_id:
+                self._book.response_id = chunk_id
             if not chunk_id or payload.get("object") != "chat.completion.chunk":
                 self._book.deviation("C21", "blank chunk id or object", None)
         elif chunk_id != self._chunk_id or created != self._created:
@@ -260,7 +277,7 @@ class OpenAIChat:
             if type(index) is int and type(function) is dict and len(function) == 1:
                 call = choice.by_wire.get(index)
                 fragment = function.get("arguments")
-                if call is not None and type(fragment) is str:
+                if call is not None and type(fragment) is str and call.kind == "function":
                     call.deltas += 1
                     self._book.append(call.slot, fragment)
                     return
@@ -268,19 +285,12 @@ class OpenAIChat:
             raise StreamFailure(
                 Reason.PROTOCOL_ERROR, f"event {self._events}: a tool call is not an object"
             )
-        function = entry.get("function")
-        if function is None:
-            function = {}
-        elif not isinstance(function, dict):
-            raise StreamFailure(
-                Reason.PROTOCOL_ERROR,
-                f"event {self._events}: tool_calls[].function is not an object",
-            )
+        kind, body = self._body(entry)
         call_id = self._call_id(entry.get("id"), choice)
-        name = function.get("name") or None
+        name = body.get("name") or None
         if name is not None and not isinstance(name, str):
             raise StreamFailure(
-                Reason.PROTOCOL_ERROR, f"event {self._events}: function.name is not a string"
+                Reason.PROTOCOL_ERROR, f"event {self._events}: {kind}.name is not a string"
             )
         call, quirks = self._route(choice, entry.get("index"), call_id, name)
         if call is None:
@@ -289,13 +299,53 @@ class OpenAIChat:
             if call.saw_type:
                 quirks.append(("C4", "id or type repeated after the call's first delta"))
             call.saw_type = True
-        self._apply(call, call_id, name, function.get("arguments"))
+        if kind is not None and not self._set_kind(call, kind):
+            return
+        fragment = body.get("input") if kind == "custom" else body.get("arguments")
+        self._apply(call, call_id, name, fragment)
         for quirk, detail in quirks:
             self._book.deviation(quirk, detail, call.slot)
         extra = entry.get("extra_content")
         if extra is not None:
             call.slot.extras = {"extra_content": extra}
             self._book.deviation("C28", "extra_content on a tool call (kept)", call.slot)
+
+    def _body(self, entry: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+        """The entry's kind (None when it does not say) and the object that carries its name and
+        text: ``function`` or ``custom``."""
+        kind = entry.get("type")
+        function, custom = entry.get("function"), entry.get("custom")
+        if kind is None:
+            says = isinstance(custom, dict) and any(
+                isinstance(custom.get(key), str) for key in ("name", "input")
+            )
+            kind = "custom" if says and not function else ("function" if function else None)
+        elif kind != "custom":
+            kind = "function"  # "function", or a vendor value read as the default kind
+        key = "custom" if kind == "custom" else "function"
+        body = entry.get(key)
+        if body is None:
+            return kind, {}
+        if not isinstance(body, dict):
+            raise StreamFailure(
+                Reason.PROTOCOL_ERROR, f"event {self._events}: tool_calls[].{key} is not an object"
+            )
+        return kind, body
+
+    def _set_kind(self, call: _Call, kind: str) -> bool:
+        """Fix the call's kind at its first word on it; False (call rejected) if it changes."""
+        if call.kind is None:
+            call.kind = kind
+            call.slot.kind = "custom" if kind == "custom" else "function"
+            return True
+        if call.kind == kind:
+            return True
+        self._book.reject(
+            call.slot,
+            Reason.PROTOCOL_ERROR,
+            f"a {kind} delta for a {call.kind} call: the call changed kind",
+        )
+        return False
 
     def _legacy(self, choice: _Choice, function_call: Any) -> None:
         if not isinstance(function_call, dict):
@@ -353,7 +403,7 @@ class OpenAIChat:
                 quirks.append(("C1", "tool-call index missing on the call's first delta"))
             else:
                 call = self._open(choice)
-            call.wire = index
+            call.place(index)
             choice.by_wire[index] = call
             if index != expected:
                 quirks.append(("C14", f"tool-call index {index} where {expected} was next"))
@@ -362,7 +412,7 @@ class OpenAIChat:
         if call_id is not None and slot.id is not None and call_id != slot.id:
             if name is not None:
                 call = self._open(choice)
-                call.wire = index
+                call.place(index)
                 choice.by_wire[index] = call
                 quirks.append(("C2", f"index {index} reused by a new call {call_id!r}"))
             else:
@@ -397,10 +447,11 @@ class OpenAIChat:
         slot = call.slot
         first = call.deltas == 0
         call.deltas += 1
+        owner = call
         if call_id is not None:
             if slot.id is None:
                 self._book.set_id(slot, call_id)
-                self._choices[slot.choice].by_id.setdefault(call_id, call)
+                owner = self._choices[slot.choice].by_id.setdefault(call_id, call)
             elif call_id == slot.id and not first:
                 self._book.deviation("C4", "id or type repeated after the call's first delta", slot)
         if name is not None:
@@ -418,10 +469,16 @@ class OpenAIChat:
                     Reason.PROTOCOL_ERROR,
                     f"function name changed from {slot.name!r} to {name!r}",
                 )
+        if owner is not call:
+            # Once the name is set, so a rejection still says which tool was called.
+            self._book.shared_id(owner.slot, slot)
         if arguments is None or arguments == "":
             return
         if isinstance(arguments, str):
             self._book.append(slot, arguments)
+            return
+        if call.kind == "custom":
+            self._book.reject(slot, Reason.PROTOCOL_ERROR, "custom.input is not a string")
             return
         try:
             text = json.dumps(arguments, ensure_ascii=False)
