@@ -308,7 +308,7 @@ MISTAKES: list[tuple[str, str, int, str]] = [
         "unknown tool",
         "id: s1\ntitle: t\nrules: [A2]\ntools:\n  - get_weather\n  - get_wether\n" + CALL,
         6,
-        "tools[1]: unknown tool 'get_wether'; the catalogue has create_event, get_stock_price",
+        "tools[1]: unknown tool 'get_wether'; the catalogue has apply_patch, create_event",
     ),
     (
         "fragments that do not concatenate",
@@ -517,13 +517,15 @@ def test_a_broken_catalogue_is_reported_at_its_line(tmp_path: Path) -> None:
 
 
 def _properties(schema: Any, where: str) -> list[tuple[str, Any]]:
-    """Every (where, property schema) under ``properties`` anywhere in the schema."""
+    """Every (where, property schema) under ``properties`` anywhere in the schema, except in
+    the conditions of ``if``, which an editor never offers for autocompletion."""
     found = []
     if isinstance(schema, dict):
         for name, value in schema.get("properties", {}).items():
             found.append((f"{where}.{name}", value))
         for key, value in schema.items():
-            found += _properties(value, f"{where}.{key}")
+            if key != "if":
+                found += _properties(value, f"{where}.{key}")
     elif isinstance(schema, list):
         for n, value in enumerate(schema):
             found += _properties(value, f"{where}[{n}]")
