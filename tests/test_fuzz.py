@@ -15,7 +15,7 @@ from harness import strategies
 from harness.case import run_case
 from harness.cli import main
 from harness.connect import load_implementation
-from harness.fuzz import fuzz, minimise, settings_for
+from harness.fuzz import database_for, fuzz, minimise, settings_for
 from harness.report import load_report
 from harness.scenario import load_scenarios
 from harness.spec import CallPlan, Splitting, StreamSpec
@@ -60,11 +60,44 @@ def test_fuzz_finds_nothing_in_the_reference(tmp_path: Path) -> None:
     assert not (tmp_path / "regressions").exists()
 
 
-def test_ci_profile_is_derandomised_and_keeps_no_database() -> None:
-    """The ci profile is set explicitly: derandomised, no database, whatever Hypothesis loaded."""
+def test_ci_profile_is_derandomised_and_keeps_no_database(tmp_path: Path) -> None:
+    """The ci profile is set explicitly: derandomised, no database, whatever Hypothesis loaded;
+    the randomised profiles keep the database they are given."""
     chosen = settings_for("ci", max_examples=10, database=None)
     assert (chosen.derandomize, chosen.database, chosen.max_examples) == (True, None, 10)
-    assert settings_for("nightly", max_examples=10, database=None).derandomize is False
+    database = database_for(str(tmp_path), profile="ci", writable=True)
+    assert database is None
+    for profile in ("dev", "nightly"):
+        database = database_for(str(tmp_path), profile=profile, writable=True)
+        chosen = settings_for(profile, max_examples=10, database=database)
+        assert (chosen.derandomize, chosen.database) == (False, database)
+
+
+def test_a_second_run_replays_the_first_runs_failure_from_the_database(tmp_path: Path) -> None:
+    """What one run finds is kept in ``--db`` (a folder it creates), and the next run replays it
+    before generating anything, as a failure already shrunk: found within the first two
+    examples (the database may hold one failing example per distinct failure, smallest first),
+    with neither search nor shrinking after it, where the first run searched and shrank."""
+    runs = []
+    for run in range(2):
+        runs.append(
+            fuzz(
+                load_implementation(MUTANT),
+                profile="dev",
+                max_examples=300,
+                shrink_time=10,
+                database=str(tmp_path / "db"),
+                save_regressions=tmp_path / "regressions",
+                out=tmp_path / f"report-{run}",
+            )
+        )
+        assert runs[-1].found is not None
+        assert any((tmp_path / "db").iterdir())
+    first, second = runs
+    assert first.examples > 10
+    assert second.found_after is not None
+    assert second.found_after <= 2
+    assert second.examples <= 3  # Hypothesis runs a failure once more to report it
 
 
 def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
