@@ -319,10 +319,11 @@ def _minimise(
         for spec in _smaller(scenario.spec):
             if not strategies.predictable(spec):
                 continue
-            trial = strategies.scenario_for(spec, (splitting,))
-            if run_case(trial, profile, splitting, reference).outcome != "passed":
+            fitted = _within(splitting, render(spec).data)
+            trial = strategies.scenario_for(spec, (fitted,))
+            if run_case(trial, profile, fitted, reference).outcome != "passed":
                 continue
-            again = run(trial, profile, splitting)
+            again = run(trial, profile, fitted)
             if again.outcome == "failed" and again.failures and again.failures[0].check == wanted:
                 scenario, case, progress = trial, again, True
                 break
@@ -333,6 +334,16 @@ _REFERENCES = {
     "lenient": "py:harness.implementations:reference",
     "strict": "py:harness.implementations:reference_strict",
 }
+
+
+def _within(splitting: Splitting, data: bytes) -> Splitting:
+    """An offsets splitting without the offsets past the end of ``data``, a shorter stream than
+    the one it was drawn for: the cut is the same (cutting ignores them), and the scenario file
+    it is saved in, which refuses them, loads."""
+    if splitting.kind != "offsets":
+        return splitting
+    offsets = tuple(offset for offset in splitting.offsets if 0 < offset < len(data))
+    return Splitting("offsets", offsets=offsets) if offsets else Splitting("whole")
 
 
 def _smaller(spec: StreamSpec) -> Iterator[StreamSpec]:

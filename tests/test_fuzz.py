@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ from harness.case import run_case
 from harness.cli import main
 from harness.connect import load_implementation
 from harness.fuzz import database_for, fuzz, minimise, settings_for
+from harness.regressions import write_regression
+from harness.render import render
 from harness.report import load_report
 from harness.scenario import load_scenarios
 from harness.spec import CallPlan, Splitting, StreamSpec
@@ -236,3 +239,28 @@ def test_minimise_drops_the_calls_and_tools_a_failure_does_not_need() -> None:
     assert [plan.name for plan in smaller.spec.calls] == ["search"]
     assert [tool.name for tool in smaller.spec.tools] == ["search"]
     assert again.failures[0].check == "safe_release"
+
+
+def test_minimise_keeps_only_the_offsets_the_smaller_stream_reaches(tmp_path: Path) -> None:
+    """A stream cut at explicit offsets keeps, once ``minimise`` has dropped a call, only the
+    offsets inside the shorter stream, so the find can be saved as a scenario file (which
+    refuses an offset past the end of the stream) and loads back."""
+    weather = Tool("get_weather", {"type": "object", "properties": {}})
+    search = Tool("search", {"type": "object", "properties": {"a": {"type": "string"}}})
+    spec = StreamSpec(
+        tools=(weather, search),
+        calls=(
+            CallPlan("get_weather", "{}", ("{}",), id="call_0"),
+            CallPlan("search", '{"a":0}', ('{"a"', ":0}"), id="call_1"),
+        ),
+    )
+    length = len(render(spec).data)
+    cut = Splitting("offsets", offsets=(7, length - 3))
+    scenario = strategies.scenario_for(spec, (cut,))
+    mutant = load_implementation("py:tests.mutants.skips_schema_validation:factory")
+    case = run_case(scenario, "lenient", cut, mutant.factory)
+    smaller, _ = minimise(mutant, scenario, case)
+    assert [plan.name for plan in smaller.spec.calls] == ["search"]
+    assert smaller.splittings == (Splitting("offsets", offsets=(7,)),)
+    saved = write_regression(replace(smaller, id="fuzz-00000000"), tmp_path)
+    assert load_scenarios([saved]).scenarios[0].splittings == smaller.splittings
