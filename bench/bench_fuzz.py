@@ -67,7 +67,7 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
     """Seconds spent in each stage over ``examples`` derandomised examples, and the wall time."""
     spent: dict[str, float] = defaultdict(float)
     counted = [0]
-    profile = implementation.claims.profile
+    profile = implementation.declaration.profile
 
     @given(data=st.data())
     @settings(
@@ -100,7 +100,7 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
                 implementation.factory, scenario.spec.tools, scenario.spec.limits, chunks
             )
             lap("implementation")
-            run_checks(expected, seen, scenario.kind)
+            run_checks(expected, seen, scenario.kind, implementation.declaration.observables)
             lap("checks")
         counted[0] += 1
 
@@ -149,9 +149,9 @@ def isolation_cost(implementation: Implementation, examples: int) -> dict[str, A
         cases.append((scenario, data.draw(strategies.splittings(render(scenario.spec).data))))
 
     draw()
-    profile = implementation.claims.profile
+    profile = implementation.declaration.profile
     runners: dict[str, Callable[..., Any]] = {
-        "in_process": _InProcess(implementation.factory, 60.0),
+        "in_process": _InProcess(implementation, 60.0),
         "isolated": _Isolated(implementation.connectable, 60.0),
     }
     spent: dict[str, float] = {}

@@ -303,8 +303,8 @@ def minimise(
     the same check. Hypothesis shrinks the choices that drew the stream; this shrinks the
     stream itself, so a call that only came along for the ride goes. The implementation runs
     in this process, each stream interrupted after ``timeout`` seconds."""
-    run = _InProcess(implementation.factory, timeout)
-    return _minimise(implementation.claims.profile, scenario, case, run)
+    run = _InProcess(implementation, timeout)
+    return _minimise(implementation.declaration.profile, scenario, case, run)
 
 
 def _minimise(
@@ -376,13 +376,13 @@ def _search(
     shrunk."""
     outcome = _Outcome()
     db = database_for(search.database, profile=search.profile, writable=search.database_writable)
-    claimed_profile = implementation.claims.profile
+    claimed_profile = implementation.declaration.profile
     failing: list[tuple[Scenario, CaseResult]] = []
 
     shrink_until: list[float] = []
 
     def check(scenario: Scenario, data: st.DataObject) -> None:
-        assume(implementation.claims.unclaimed(scenario) is None)
+        assume(implementation.declaration.skips(scenario) is None)
         raw = render(scenario.spec).data
         splitting = data.draw(strategies.splittings(raw), label="splitting")
         # Stop only once every draw of the example is made: Hypothesis replays examples from
@@ -501,14 +501,15 @@ class _InProcess:
     catches that interruption and carries on still fails ``no_hang``; one that never gives
     control back is for the supervising process to notice."""
 
-    def __init__(self, factory: Callable[..., Any], timeout: float) -> None:
-        self.factory = _contained(factory)
+    def __init__(self, implementation: Implementation, timeout: float) -> None:
+        self.factory = _contained(implementation.factory)
+        self.exposed = implementation.declaration.observables
         self.timeout = timeout
 
     def __call__(self, scenario: Scenario, profile: str, splitting: Splitting) -> CaseResult:
         try:
             with _time_limit(self.timeout) as timer:
-                case = run_case(scenario, profile, splitting, self.factory)
+                case = run_case(scenario, profile, splitting, self.factory, self.exposed)
         except StreamTimeout:  # the signal came between two calls into the implementation
             return _failed(scenario, profile, splitting, "no_hang", self._late())
         if timer.fired and not any(failure.check == "no_hang" for failure in case.failures):
@@ -582,7 +583,7 @@ def _run_alone(
     try:
         # Interrupted in process first, so an implementation that can be interrupted gives
         # the same verdict here as in a search process; the parent kills it otherwise.
-        run = _InProcess(load_implementation(connectable).factory, timeout)
+        run = _InProcess(load_implementation(connectable), timeout)
         answer: tuple[str, Any] = ("result", run(scenario, profile, splitting))
     except Exception:
         answer = ("error", traceback.format_exc())
@@ -905,7 +906,7 @@ def _verdict(
             "could not be replayed"
         )
     scenario, splitting = replayed
-    profile = implementation.claims.profile
+    profile = implementation.declaration.profile
     kept = dataclasses.replace(scenario, splittings=(splitting,))
     if ended.hung:
         message = f"the implementation did not finish a stream: its worker was {ended.ended}"
@@ -933,7 +934,7 @@ def _work(
             # A thread is fine here (this process never forks): it ends the worker if the
             # supervisor dies, even while the implementation hangs.
             threading.Thread(target=_exit_with_parent, daemon=True).start()
-            run = _InProcess(implementation.factory, search.timeout)
+            run = _InProcess(implementation, search.timeout)
             stopped = stop.is_set
         else:
             run = _Isolated(connectable, search.timeout)
@@ -957,7 +958,9 @@ def _work(
 
         outcome = _search(implementation, search, watched, beacon, tick, stopped, found)
         if outcome.failing is not None:
-            outcome.failing = _minimise(implementation.claims.profile, *outcome.failing, watched)
+            outcome.failing = _minimise(
+                implementation.declaration.profile, *outcome.failing, watched
+            )
     except Exception as exc:
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
         return
@@ -1125,7 +1128,7 @@ def _write_report(
                 "implementation": {
                     "connectable": implementation.connectable,
                     "name": implementation.name,
-                    "claims": implementation.claims.to_dict(),
+                    "declaration": implementation.declaration.to_dict(),
                 },
                 "argv": argv,
                 "scenarios": 0 if result.found is None else 1,

@@ -67,8 +67,8 @@ def test_what_can_be_caught_in_process_is_a_failure_there(name: str) -> None:
     """A ``BaseException`` out of the factory, ``feed()``, ``close()`` or a generator of results
     is the implementation's crash, and a timeout it catches and carries on after is still a
     hang: the search process goes on, at in-process speed."""
-    factory = load_implementation(f"{HOSTILE_MODULE}:{name}").factory
-    case = _InProcess(factory, TIMEOUT)(_stream(2), "lenient", WHOLE)
+    implementation = load_implementation(f"{HOSTILE_MODULE}:{name}")
+    case = _InProcess(implementation, TIMEOUT)(_stream(2), "lenient", WHOLE)
     assert [failure.check for failure in case.failures] == [HOSTILE[name]]
     if HOSTILE[name] == "no_crash":
         assert "ImplementationExit" in case.failures[0].message
