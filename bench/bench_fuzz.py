@@ -14,7 +14,11 @@ Two measurements, against the reference assembler unless ``--impl`` says otherwi
    implementation (the floor of any harness: it has to run the thing under test), and the
    checks; what is left of the wall time is Hypothesis's engine.
 2. **Throughput** of ``harness.fuzz.fuzz`` as ``callstream fuzz --profile ci`` runs it, with one
-   worker process and with two (the machine's two cores), in examples per second.
+   worker process and with two (the machine's two cores), in examples per second; the figure
+   includes starting the worker processes.
+3. **What isolation costs**: one case (every chunking of its splitting) run in the search
+   process, as the fuzzer runs every example, and run in a process of its own, as it replays
+   and shrinks an example that ended a worker.
 
 The figures are for people and CI artefacts, not a gate: the exit status is 0 whatever they are.
 """
@@ -29,6 +33,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +47,7 @@ from hypothesis import strategies as st  # noqa: E402
 from harness import strategies  # noqa: E402
 from harness.checks import run_checks  # noqa: E402
 from harness.connect import Implementation, load_implementation  # noqa: E402
-from harness.fuzz import fuzz  # noqa: E402
+from harness.fuzz import _InProcess, _Isolated, fuzz  # noqa: E402
 from harness.observe import observe  # noqa: E402
 from harness.oracle import expect  # noqa: E402
 from harness.render import render  # noqa: E402
@@ -125,6 +130,39 @@ def throughput(implementation: Implementation, examples: int, workers: int) -> d
     }
 
 
+def isolation_cost(implementation: Implementation, examples: int) -> dict[str, Any]:
+    """Milliseconds per case in process and in a process of its own, over ``examples`` drawn
+    cases (drawn first, then timed, so drawing is not counted)."""
+    cases: list[tuple[Any, Any]] = []
+
+    @given(data=st.data())
+    @settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=(Phase.generate,),
+        suppress_health_check=list(HealthCheck),
+    )
+    def draw(data: st.DataObject) -> None:
+        scenario = data.draw(strategies.scenarios())
+        cases.append((scenario, data.draw(strategies.splittings(render(scenario.spec).data))))
+
+    draw()
+    profile = implementation.declaration.profile
+    runners: dict[str, Callable[..., Any]] = {
+        "in_process": _InProcess(implementation, 60.0),
+        "isolated": _Isolated(implementation.connectable, 60.0),
+    }
+    spent: dict[str, float] = {}
+    for name, run in runners.items():
+        started = time.perf_counter()
+        for scenario, splitting in cases:
+            run(scenario, profile, splitting)
+        spent[name] = 1000 * (time.perf_counter() - started) / len(cases)
+    return {"cases": len(cases), "ms_per_case": spent}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure, print a table, optionally write JSON."""
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
@@ -164,8 +202,16 @@ def main(argv: list[str] | None = None) -> int:
         )
     if runs[0]["per_second"]:
         print(f"  speed-up with 2 workers: {runs[1]['per_second'] / runs[0]['per_second']:.2f}x")
+    isolation = isolation_cost(implementation, min(args.examples, 200))
+    cost = isolation["ms_per_case"]
+    print(
+        f"\nOne case ({isolation['cases']} drawn): {cost['in_process']:.1f} ms in the search "
+        f"process, {cost['isolated']:.1f} ms in a process of its own (replaying what ended a "
+        "worker)"
+    )
     if args.json is not None:
-        args.json.write_text(json.dumps({"stages": stages, "throughput": runs}, indent=2))
+        figures = {"stages": stages, "throughput": runs, "isolation": isolation}
+        args.json.write_text(json.dumps(figures, indent=2))
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,9 @@ from harness import strategies
 from harness.case import run_case
 from harness.cli import main
 from harness.connect import load_implementation
-from harness.fuzz import fuzz, minimise, settings_for
+from harness.fuzz import database_for, fuzz, minimise, settings_for
+from harness.regressions import write_regression
+from harness.render import render
 from harness.report import load_report
 from harness.scenario import load_scenarios
 from harness.spec import CallPlan, Splitting, StreamSpec
@@ -60,11 +63,44 @@ def test_fuzz_finds_nothing_in_the_reference(tmp_path: Path) -> None:
     assert not (tmp_path / "regressions").exists()
 
 
-def test_ci_profile_is_derandomised_and_keeps_no_database() -> None:
-    """The ci profile is set explicitly: derandomised, no database, whatever Hypothesis loaded."""
+def test_ci_profile_is_derandomised_and_keeps_no_database(tmp_path: Path) -> None:
+    """The ci profile is set explicitly: derandomised, no database, whatever Hypothesis loaded;
+    the randomised profiles keep the database they are given."""
     chosen = settings_for("ci", max_examples=10, database=None)
     assert (chosen.derandomize, chosen.database, chosen.max_examples) == (True, None, 10)
-    assert settings_for("nightly", max_examples=10, database=None).derandomize is False
+    database = database_for(str(tmp_path), profile="ci", writable=True)
+    assert database is None
+    for profile in ("dev", "nightly"):
+        database = database_for(str(tmp_path), profile=profile, writable=True)
+        chosen = settings_for(profile, max_examples=10, database=database)
+        assert (chosen.derandomize, chosen.database) == (False, database)
+
+
+def test_a_second_run_replays_the_first_runs_failure_from_the_database(tmp_path: Path) -> None:
+    """What one run finds is kept in ``--db`` (a folder it creates), and the next run replays it
+    before generating anything, as a failure already shrunk: found within the first two
+    examples (the database may hold one failing example per distinct failure, smallest first),
+    with neither search nor shrinking after it, where the first run searched and shrank."""
+    runs = []
+    for run in range(2):
+        runs.append(
+            fuzz(
+                load_implementation(MUTANT),
+                profile="dev",
+                max_examples=300,
+                shrink_time=10,
+                database=str(tmp_path / "db"),
+                save_regressions=tmp_path / "regressions",
+                out=tmp_path / f"report-{run}",
+            )
+        )
+        assert runs[-1].found is not None
+        assert any((tmp_path / "db").iterdir())
+    first, second = runs
+    assert first.examples > 10
+    assert second.found_after is not None
+    assert second.found_after <= 2
+    assert second.examples <= 3  # Hypothesis runs a failure once more to report it
 
 
 def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
@@ -203,3 +239,28 @@ def test_minimise_drops_the_calls_and_tools_a_failure_does_not_need() -> None:
     assert [plan.name for plan in smaller.spec.calls] == ["search"]
     assert [tool.name for tool in smaller.spec.tools] == ["search"]
     assert again.failures[0].check == "safe_release"
+
+
+def test_minimise_keeps_only_the_offsets_the_smaller_stream_reaches(tmp_path: Path) -> None:
+    """A stream cut at explicit offsets keeps, once ``minimise`` has dropped a call, only the
+    offsets inside the shorter stream, so the find can be saved as a scenario file (which
+    refuses an offset past the end of the stream) and loads back."""
+    weather = Tool("get_weather", {"type": "object", "properties": {}})
+    search = Tool("search", {"type": "object", "properties": {"a": {"type": "string"}}})
+    spec = StreamSpec(
+        tools=(weather, search),
+        calls=(
+            CallPlan("get_weather", "{}", ("{}",), id="call_0"),
+            CallPlan("search", '{"a":0}', ('{"a"', ":0}"), id="call_1"),
+        ),
+    )
+    length = len(render(spec).data)
+    cut = Splitting("offsets", offsets=(7, length - 3))
+    scenario = strategies.scenario_for(spec, (cut,))
+    mutant = load_implementation("py:tests.mutants.skips_schema_validation:factory")
+    case = run_case(scenario, "lenient", cut, mutant.factory)
+    smaller, _ = minimise(mutant, scenario, case)
+    assert [plan.name for plan in smaller.spec.calls] == ["search"]
+    assert smaller.splittings == (Splitting("offsets", offsets=(7,)),)
+    saved = write_regression(replace(smaller, id="fuzz-00000000"), tmp_path)
+    assert load_scenarios([saved]).scenarios[0].splittings == smaller.splittings
