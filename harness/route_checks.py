@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reference_impl import QUIRKS, Assembler, CallResult, Reason, SSEDecoder
+from reference_impl import QUIRKS, Assembler, CallResult, Reason, SSEDecoder, SSELimitError
 from reference_impl._validate import closing_brackets
 
 from .case import _lines as _line_spans
@@ -60,7 +60,12 @@ ROUTE_CHECKS = (
     RouteCheck("connection", "the route can be reached and the connection holds"),
     RouteCheck("http_status", "the route answers 2xx"),
     RouteCheck("content_type", "text/event-stream for a stream, application/json otherwise"),
+    RouteCheck("content_encoding", "the body comes as asked, identity: never compressed"),
     RouteCheck("sse_framing", "the body is a well-formed UTF-8 event stream"),
+    RouteCheck(
+        "size",
+        "each answer fits the byte cap, and its lines and events the SSE decoder's limits",
+    ),
     RouteCheck(
         "chunk_envelope",
         "every event is a chat.completion.chunk with the same id, created and model; each "
@@ -236,10 +241,18 @@ def _events(recording: Recording) -> tuple[list[_Event], int]:
             first = start
         stop = start + len(line)
         at = times[min(bisect.bisect_left(ends, stop), len(times) - 1)]
-        for event in decoder.feed(line):
+        try:
+            dispatched = decoder.feed(line)
+        except SSELimitError as exc:
+            # The rest cannot be decoded: the size check reports it, from how it ended.
+            dispatched = exc.events
+            stop = len(recording.body)
+        for event in dispatched:
             events.append(
                 _Event(start if first is None else first, stop, at, event.event, event.data)
             )
+        if stop == len(recording.body):
+            break
         if blank:
             first = None
     decoder.close()
@@ -315,7 +328,9 @@ _CHECK_OF_QUIRK = {
 """Which check reports each quirk the reference records."""
 _HARMLESS = frozenset({"C28"})
 """Quirks that are information, not deviations: provider extras kept with the call."""
-_ABORTED = frozenset({"idle", "deadline", "error", "no-connection", "no-response"})
+_ABORTED = frozenset(
+    {"idle", "deadline", "too-large", "encoded", "error", "no-connection", "no-response"}
+)
 _COMPLETING = frozenset({"tool_calls", "stop", "function_call"})
 _QUIRK_REJECTION = re.compile(r"^[TC]\d+: ")
 """The detail of a call the strict profile rejected for a quirk, already reported as one."""
@@ -422,6 +437,7 @@ class _Judge:
             check, title = {
                 "no-connection": ("connection", "the route cannot be reached"),
                 "no-response": ("progress", "no response within the timeout"),
+                "deadline": ("progress", "no response within the deadline"),
             }.get(ended.how, ("connection", "the connection broke before a response"))
             self.add(check, "error", title, ended.error or "", stream=stream)
             return False
@@ -437,6 +453,15 @@ class _Judge:
                 stream=stream,
                 offset=0,
                 excerpt=body,
+            )
+            return False
+        if ended.how == "encoded":
+            self.add(
+                "content_encoding",
+                "error",
+                "a compressed body although identity was asked for",
+                ended.error or "",
+                stream=stream,
             )
             return False
         return True
@@ -727,9 +752,21 @@ class _Judge:
                 stream=stream,
             )
 
+    def _too_large(self, recording: Recording, *, stream: bool) -> None:
+        if recording.ended.how == "too-large":
+            self.add(
+                "size",
+                "error",
+                "the answer passed a size limit",
+                f"after {len(recording.body)} bytes: {recording.ended.error}",
+                stream=stream,
+                offset=len(recording.body),
+            )
+
     def _progress(self, recording: Recording, reading: _Reading) -> None:
         ended = recording.ended
         limit = recording.context.get("timeout")
+        self._too_large(recording, stream=True)
         if ended.how == "idle":
             comments = reading.comments
             what = f"only {comments} keep-alive comments" if comments else "silence"
@@ -763,6 +800,9 @@ class _Judge:
 
     def not_streamed(self, recording: Recording) -> None:
         if not self._answered(recording, stream=False):
+            return
+        if recording.ended.how == "too-large":
+            self._too_large(recording, stream=False)
             return
         content_type = _content_type(recording)
         if not content_type.startswith("application/json"):
@@ -841,9 +881,11 @@ _BAD: Any = object()
 
 
 def _json(text: str, default: Any = None) -> Any:
+    """``text`` parsed, or ``default`` when it is not JSON or cannot be held (nested too deep,
+    an integer too long to convert)."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return default
 
 
@@ -880,6 +922,8 @@ def _looks_cut(text: str) -> bool:
     """True when ``text`` reads as JSON cut short: unclosed brackets, or a string left open."""
     try:
         json.loads(text)
+    except RecursionError:
+        return False
     except json.JSONDecodeError as exc:
         return (
             exc.pos >= len(text)
