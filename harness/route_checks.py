@@ -377,13 +377,13 @@ class _Judge:
                 check,
                 severity,
                 title,
-                detail,
+                _writable(detail),
                 recording.probe,
                 recording.repeat,
                 stream,
                 quirk,
                 offset,
-                None if excerpt is None else _clip(excerpt),
+                None if excerpt is None else _writable(_clip(excerpt)),
             )
         )
 
@@ -420,7 +420,7 @@ class _Judge:
             )
             return
         broken = self._wire(reading)
-        self._quirks(reading)
+        self._quirks(reading, aborted)
         self._rejections(reading, aborted)
         self._progress(recording, reading)
         if aborted or broken:
@@ -509,11 +509,13 @@ class _Judge:
             excerpt=event.data,
         )
 
-    def _quirks(self, reading: _Reading) -> None:
+    def _quirks(self, reading: _Reading, aborted: bool) -> None:
         for finding in reading.findings:
             quirk = finding.quirk
             if quirk == "C16" and self.named is not None:
                 continue  # OpenAI itself finishes a named tool_choice with stop
+            if quirk == "T9" and aborted:
+                continue  # we stopped reading inside an event, not the route
             if quirk == "C11":
                 continue  # reported with the call it broke (arguments_json)
             if quirk in _HARMLESS:
@@ -941,6 +943,12 @@ def _error_message(body: str) -> str:
     if isinstance(error, str):
         return error
     return _clip(body, 200) if body else ""
+
+
+def _writable(text: str) -> str:
+    """``text`` with any lone surrogate (a stream's ``\\ud800``, decoded) written as its
+    escape: no UTF-8 writer could write it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _clip(text: str, limit: int = 240) -> str:

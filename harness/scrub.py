@@ -31,7 +31,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from .errors import HarnessError
 
@@ -87,13 +87,18 @@ def is_credential(name: str) -> bool:
 
 
 def secrets_of_url(url: str) -> list[str]:
-    """The secret values a URL carries: its user name and password, and the value of every
-    key-like query parameter (see ``is_credential``)."""
+    """The secret values a URL carries: its user name and password, the ``Authorization:
+    Basic`` credentials a client makes of them, and the value of every key-like query parameter
+    (see ``is_credential``)."""
     try:
         parts = urlsplit(url)
-        found = [parts.username or "", parts.password or ""]
+        user, password = unquote(parts.username or ""), unquote(parts.password or "")
     except ValueError:
         return []
+    found = [user, password]
+    if user or password:
+        basic = f"{user}:{password}".encode("utf-8", "surrogatepass")
+        found.append(base64.b64encode(basic).decode("ascii"))
     found += [
         value
         for name, value in parse_qsl(parts.query, keep_blank_values=True)
@@ -227,11 +232,10 @@ def _masked(match: re.Match[str]) -> str:
 
 
 def _pattern(secret: str, *, as_bytes: bool) -> str:
-    """A regular expression for every form of ``secret``: each character in any of its forms
-    (so a partly escaped secret matches), or one of its base64 encodings."""
-    by_character = "".join(_character(c, as_bytes=as_bytes) for c in secret)
-    encoded = [re.escape(form) for form in dict.fromkeys(_base64_forms(secret))]
-    return "|".join([by_character, *encoded])
+    """A regular expression for every form of ``secret``: it or one of its base64 encodings,
+    each character in any of its forms (so a partly escaped secret matches)."""
+    forms = [secret, *dict.fromkeys(_base64_forms(secret))]
+    return "|".join("".join(_character(c, as_bytes=as_bytes) for c in form) for form in forms)
 
 
 def _character(c: str, *, as_bytes: bool) -> str:
