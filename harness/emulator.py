@@ -14,7 +14,9 @@ request's ``model`` picks the answer:
   keep-alive comments meanwhile.
 - ``route:<name>`` (and any other model, when the app was given a default ``route``) is
   answered by an emulated route of ``harness.routes``: a fake model that reads the request's
-  tools and options and answers as that kind of route does, quirks included.
+  tools and options and answers as that kind of route does, quirks included. The route is
+  handed the credentials the request carried (credential headers, a bearer token, key-like
+  query parameters), which only a hostile route (``echoes-key``) uses.
 
 Each chunk is its own ASGI body message, which uvicorn writes to the socket at once (chunked
 transfer encoding, Nagle off), so a client reads the stream torn exactly where the plan tore it
