@@ -73,7 +73,7 @@ _PARTIAL = (Reason.PROTOCOL_ERROR, Reason.TOO_LARGE)
 MAX_LINE = 32 << 20
 """The longest cassette line read, in bytes (a network read is 64 KiB at most, escaped)."""
 MAX_BODY = 64 << 20
-"""The largest body a cassette may hold, in bytes (four times certify's default cap)."""
+"""The largest body a cassette may hold, in bytes (sixteen times certify's default cap)."""
 MAX_DEPTH = 100
 """The deepest nesting of arrays and objects in a cassette line."""
 _REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")

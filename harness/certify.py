@@ -69,8 +69,9 @@ _REFUSING = {
     404: "has no such path",
 }
 """Statuses that every further probe would get too: stop there."""
-MAX_BYTES = 16 << 20
-"""The most bytes of one answer read by default: twice the longest line the SSE decoder takes."""
+MAX_BYTES = 4 << 20
+"""The most bytes of one answer read by default: a hundred times a long answer, and half the
+longest line the SSE decoder takes."""
 _IDENTITY = ("", "identity")
 
 
@@ -418,7 +419,7 @@ class _Watchdog:
 
 def _masked(chunks: list[Chunk], scrubber: Scrubber) -> tuple[Chunk, ...]:
     """The chunks with every secret masked, even one cut in two by a chunk boundary."""
-    body = scrubber.data(b"".join(chunk.data for chunk in chunks))
+    body = scrubber.stream(b"".join(chunk.data for chunk in chunks))
     ends = itertools.accumulate(len(chunk.data) for chunk in chunks)
     starts = itertools.chain([0], itertools.accumulate(len(chunk.data) for chunk in chunks))
     return tuple(

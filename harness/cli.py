@@ -331,7 +331,7 @@ def _parser() -> argparse.ArgumentParser:
     certify_command.add_argument(
         "--max-bytes",
         type=_positive,
-        default=16 << 20,
+        default=4 << 20,
         metavar="N",
         help="the most bytes of one answer read; a longer answer is a finding (default: "
         "%(default)s)",

@@ -23,12 +23,15 @@ their value (``is_credential`` says which names are credentials).
 from __future__ import annotations
 
 import base64
+import bisect
 import contextlib
 import html
 import io
+import itertools
+import json
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
@@ -116,23 +119,19 @@ class Scrubber:
         kept = sorted({s for s in secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
         self.secrets = tuple(kept)
         """The values masked in free text."""
-        text = "|".join(_pattern(secret, as_bytes=False) for secret in kept)
-        data = "|".join(_pattern(secret, as_bytes=True) for secret in kept)
+        self._text = _Forms(kept, as_bytes=False) if kept else None
         # Bytes are matched as Latin-1 text: one character per byte, so lengths hold.
-        self._text = re.compile(text) if kept else None
-        self._data = re.compile(data) if kept else None
+        self._data = _Forms(kept, as_bytes=True) if kept else None
 
     def text(self, text: str) -> str:
         """``text`` with every form of every secret masked, its length kept."""
-        if self._text is None:
-            return text
-        return self._text.sub(_masked, text)
+        return text if self._text is None else self._text.masked(text)
 
     def data(self, data: bytes) -> bytes:
         """``data`` with every form of every secret masked, its byte length kept."""
         if self._data is None:
             return data
-        return self._data.sub(_masked, data.decode("latin-1")).encode("latin-1")
+        return self._data.masked(data.decode("latin-1")).encode("latin-1")
 
     def url(self, url: str) -> str:
         """``url`` with its user info and credential query parameters masked (``***``), then
@@ -158,6 +157,28 @@ class Scrubber:
             for name, value in headers.items()
             if not is_credential(name)
         }
+
+    def stream(self, body: bytes) -> bytes:
+        """An event stream's ``body`` with every form of every secret masked, as ``data``
+        does, and also every secret a route split across JSON strings: the pieces of a
+        ``content`` or ``arguments`` value, each in its own event, are read together, as a
+        client assembles them, and each piece of a secret found so is masked where it lies."""
+        body = self.data(body)
+        if self._text is None:
+            return body
+        masked = bytearray(body)
+        for pieces in _string_runs(body):
+            text = "".join(piece for piece, _ in pieces)
+            ends = list(itertools.accumulate(len(piece) for piece, _ in pieces))
+            for low, high in self._text.spans(text):
+                first = bisect.bisect_right(ends, low)
+                last = bisect.bisect_left(ends, high)
+                for n in range(first, last + 1):
+                    base = ends[n] - len(pieces[n][0])
+                    for index, (start, end) in enumerate(_spans(body, pieces[n][1])):
+                        if low <= base + index < high:
+                            masked[start:end] = MASK.encode() * (end - start)
+        return bytes(masked)
 
     def files(self, paths: Iterable[Path]) -> None:
         """Mask the secrets in files already written, in place: the last line of defence for
@@ -224,11 +245,107 @@ def scrubbed_output(scrubber: Scrubber) -> Iterator[None]:
         err.close()
 
 
+# -- secrets split across events ------------------------------------------------------------
+
+_LITERAL = re.compile(rb'"((?:[^"\\\n]|\\.)*)"(\s*:)?')
+_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})|\\(.)|([\x00-\x7f]|[\xc0-\xff][\x80-\xbf]*)", re.S)
+
+
+def _string_runs(body: bytes) -> list[list[tuple[str, re.Match[bytes]]]]:
+    """The string values of ``body``'s JSON, grouped by the name of the member holding them
+    (every ``content``, every ``arguments``…), in order: each decoded, with its literal."""
+    runs: dict[bytes, list[tuple[str, re.Match[bytes]]]] = {}
+    member = b""
+    for literal in _LITERAL.finditer(body):
+        if literal.group(2):  # a member's name, followed by its colon
+            member = literal.group(1)
+            continue
+        raw = literal.group(1)
+        try:
+            value = json.loads(literal.group(0)) if b"\\" in raw else raw.decode("utf-8")
+        except ValueError:
+            continue
+        runs.setdefault(member, []).append((value, literal))
+    return list(runs.values())
+
+
+def _spans(body: bytes, literal: re.Match[bytes]) -> list[tuple[int, int]]:
+    """Where each character of a JSON string literal's value lies in ``body``: an escape
+    (two escapes, for a surrogate pair) or the bytes of one UTF-8 character."""
+    spans: list[tuple[int, int]] = []
+    for piece in _ESCAPE.finditer(body, literal.start(1), literal.end(1)):
+        low = piece.group(1) is not None and 0xDC00 <= int(piece.group(1), 16) < 0xE000
+        if low and spans and _is_high(body[spans[-1][0] : spans[-1][1]]):
+            spans[-1] = (spans[-1][0], piece.end())  # the pair is one character
+        else:
+            spans.append((piece.start(), piece.end()))
+    return spans
+
+
+def _is_high(escape: bytes) -> bool:
+    return escape[:2] == b"\\u" and 0xD800 <= int(escape[2:6], 16) < 0xDC00
+
+
 # -- the forms of a secret ----------------------------------------------------------------------
 
+_ESCAPING = re.compile(r"[\\%&+]")
+"""What every form but the plain ones holds: a backslash, a percent sign, an entity, a plus."""
+_BACKSLASHES = r"\\{1,8}"
+"""The backslashes of an escape, doubled by each level of JSON it is nested in (four levels)."""
+_LONGEST_CHARACTER = 26
+"""The most characters one character of a secret takes in any form: a surrogate pair of
+``\\u`` escapes, each behind up to eight backslashes."""
 
-def _masked(match: re.Match[str]) -> str:
-    return MASK * (match.end() - match.start())
+
+class _Forms:
+    """Every form of some secrets, found fast: the plain forms (the secret, its base64
+    encodings) by substring search, the escaped forms by a regular expression run only near
+    an escaping character, which each of them holds."""
+
+    def __init__(self, secrets: Sequence[str], *, as_bytes: bool) -> None:
+        plain = [form for secret in secrets for form in (secret, *_base64_forms(secret))]
+        if as_bytes:
+            plain = [f.encode("utf-8", "surrogatepass").decode("latin-1") for f in plain]
+        # Longest first: a form that contains another is masked whole.
+        self.plain = sorted(dict.fromkeys(plain), key=len, reverse=True)
+        self.pattern = re.compile("|".join(_pattern(s, as_bytes=as_bytes) for s in secrets))
+        self.reach = _LONGEST_CHARACTER * max(len(form) for form in self.plain)
+
+    def masked(self, text: str) -> str:
+        """``text`` with every form masked, its length kept."""
+        out = []
+        done = 0
+        for start, end in sorted(self.spans(text)):
+            start = max(start, done)
+            if end > start:
+                out += [text[done:start], MASK * (end - start)]
+                done = end
+        return "".join([*out, text[done:]])
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where the forms are in ``text`` (possibly overlapping)."""
+        found = []
+        for form in self.plain:
+            start = text.find(form)
+            while start != -1:
+                found.append((start, start + len(form)))
+                start = text.find(form, start + 1)
+        for start, end in self._windows(text):
+            found += [match.span() for match in self.pattern.finditer(text, start, end)]
+        return found
+
+    def _windows(self, text: str) -> Iterator[tuple[int, int]]:
+        """The stretches of ``text`` within reach of an escaping character, merged."""
+        start = end = -1
+        for found in _ESCAPING.finditer(text):
+            low, high = found.start() - self.reach, found.end() + self.reach
+            if low > end:
+                if end > 0:
+                    yield max(start, 0), min(end, len(text))
+                start = low
+            end = high
+        if end > 0:
+            yield max(start, 0), min(end, len(text))
 
 
 def _pattern(secret: str, *, as_bytes: bool) -> str:
@@ -245,11 +362,14 @@ def _character(c: str, *, as_bytes: bool) -> str:
     point = ord(c)
     if point > 0xFFFF:
         high, low = divmod(point - 0x10000, 0x400)
-        forms.append(r"\\+u" + _hex(0xD800 + high, 4) + r"\\+u" + _hex(0xDC00 + low, 4))
+        pair = (
+            _BACKSLASHES + "u" + _hex(0xD800 + high, 4) + _BACKSLASHES + "u" + _hex(0xDC00 + low, 4)
+        )
+        forms.append(pair)
     else:
-        forms.append(r"\\+u" + _hex(point, 4))
+        forms.append(_BACKSLASHES + "u" + _hex(point, 4))
     if c in _JSON_SHORT:
-        forms.append(r"\\+" + re.escape(_JSON_SHORT[c]))
+        forms.append(_BACKSLASHES + re.escape(_JSON_SHORT[c]))
     forms.append("".join("%" + _hex(byte, 2) for byte in utf8))
     if c == " ":
         forms.append(r"\+")

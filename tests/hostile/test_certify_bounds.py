@@ -226,10 +226,10 @@ def test_a_line_past_the_decoders_limit_is_a_finding_and_the_certificate_is_writ
     hostile: Callable[[Handler], HostileRoute], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """One data line that never ends (a 1 GB line, as far as the route is concerned): the SSE
-    decoder's 8 MiB line limit ends the reading, under the default byte cap."""
+    decoder's 8 MiB line limit ends the reading, under a byte cap above it."""
     route = hostile(endless(b"x" * 4096, start=EVENT + b"data: "))
     code, certificate, elapsed, stdout = certify(
-        capsys, route, tmp_path, "--probes", "tool-choice-required"
+        capsys, route, tmp_path, "--probes", "tool-choice-required", "--max-bytes", "16777216"
     )
     assert code == 1
     assert elapsed < 30  # unbounded, it never ends

@@ -156,6 +156,35 @@ def test_a_key_beyond_ascii_is_masked_as_utf8_and_as_surrogate_escapes() -> None
         assert leaks(key, {"x": scrubber.data(form.encode())}) == [], form
 
 
+def test_a_key_split_across_events_is_masked_piece_by_piece_in_the_stream() -> None:
+    """Half the key in one content delta, half in the next; the key across two argument
+    fragments, escaped once more inside them: each piece is masked where it lies, and every
+    event is still JSON."""
+
+    def event(delta: dict[str, object]) -> bytes:
+        payload = {"choices": [{"index": 0, "delta": delta}]}
+        return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+    escaped = "".join(f"\\u{ord(c):04x}" for c in KEY[12:])
+    body = (
+        event({"content": f"your key: {KEY[:5]}"})
+        + event({"content": KEY[5:]})
+        + event({"tool_calls": [{"index": 0, "function": {"arguments": '{"q": "' + KEY[:12]}}]})
+        + event({"tool_calls": [{"index": 0, "function": {"arguments": escaped + '"}'}}]})
+        + b"data: [DONE]\n\n"
+    )
+    masked = Scrubber([KEY]).stream(body)
+    assert len(masked) == len(body)
+    events = [json.loads(line[6:]) for line in masked.split(b"\n\n")[:4]]
+    content = "".join(e["choices"][0]["delta"]["content"] for e in events[:2])
+    assert content == "your key: " + "*" * len(KEY)
+    arguments = "".join(
+        e["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] for e in events[2:]
+    )
+    assert (arguments[:7], set(arguments[7:-2]), arguments[-2:]) == ('{"q": "', {"*"}, '"}')
+    assert leaks(KEY, {"joined": content.encode() + arguments.encode()}) == []
+
+
 @pytest.mark.parametrize("name", KEY_LIKE)
 def test_key_like_names_are_credentials_whatever_their_case(name: str) -> None:
     assert is_credential(name)
