@@ -235,7 +235,8 @@ def _events(recording: Recording) -> tuple[list[_Event], int]:
     times = [chunk.t for chunk in recording.chunks]
     events: list[_Event] = []
     first: int | None = None  # where the event being read started
-    for start, line in _lines(recording.body):
+    body = recording.body
+    for start, line in _lines(body):
         blank = not line.strip(b"\r\n")
         if first is None and not blank and not line.startswith(b":"):
             first = start
@@ -246,12 +247,12 @@ def _events(recording: Recording) -> tuple[list[_Event], int]:
         except SSELimitError as exc:
             # The rest cannot be decoded: the size check reports it, from how it ended.
             dispatched = exc.events
-            stop = len(recording.body)
+            stop = len(body)
         for event in dispatched:
             events.append(
                 _Event(start if first is None else first, stop, at, event.event, event.data)
             )
-        if stop == len(recording.body):
+        if stop == len(body):
             break
         if blank:
             first = None
