@@ -253,3 +253,12 @@ def test_a_chunk_stored_as_base64_reads_back_byte_for_byte(tmp_path: Path) -> No
     line = json.loads(path.read_text("utf-8").splitlines()[2])
     assert base64.b64decode(line["base64"]) == raw
     assert cassette_module.load_cassette(path).body == raw
+
+
+def test_an_integer_of_any_length_in_the_arguments_is_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """5001 digits, past CPython's conversion limit: a valid integer, so the call passes."""
+    body = call('{"n": 1' + "0" * 5000 + "}") + event({}, "tool_calls") + b"data: [DONE]\n\n"
+    code, out, err = replay(capsys, write(tmp_path / "x.cassette.jsonl", body=body))
+    assert (code, out.split(":")[0]) == (0, "PASS"), err
