@@ -16,6 +16,7 @@ import base64
 import binascii
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -46,16 +47,21 @@ __all__ = [
     "cassette_scenario",
     "is_cassette",
     "load_cassette",
+    "remote_reference",
     "write_cassette",
 ]
 
 FORMAT = 1
 """The version of the cassette format this module writes and reads."""
 SUFFIX = ".cassette.jsonl"
-How = Literal["eof", "idle", "deadline", "error", "no-connection", "no-response"]
+How = Literal[
+    "eof", "idle", "deadline", "too-large", "encoded", "error", "no-connection", "no-response"
+]
 """How a response ended: the server closed it; no data event came within the timeout (silence
-or keep-alive comments only); the total deadline passed; the connection broke (before the
-response or during it); no connection could be made; or no response came within the timeout."""
+or keep-alive comments only); the total deadline passed; the body passed the byte cap, or a line
+or an event passed the SSE decoder's limit; the body came compressed (and was not read); the
+connection broke (before the response or during it); no connection could be made; or no
+response came within the timeout."""
 _SPLITTINGS = (
     Splitting("whole"),
     Splitting("bytes"),
@@ -64,6 +70,13 @@ _SPLITTINGS = (
 """How ``callstream run`` cuts a recorded stream (no ``pairs``: a long recording would make
 thousands of chunkings)."""
 _PARTIAL = (Reason.PROTOCOL_ERROR, Reason.TOO_LARGE)
+MAX_LINE = 32 << 20
+"""The longest cassette line read, in bytes (a network read is 64 KiB at most, escaped)."""
+MAX_BODY = 64 << 20
+"""The largest body a cassette may hold, in bytes (sixteen times certify's default cap)."""
+MAX_DEPTH = 100
+"""The deepest nesting of arrays and objects in a cassette line."""
+_REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
 
 
 class NotAStream(UsageError):
@@ -160,27 +173,36 @@ def write_cassette(path: str | PathLike[str], recording: Recording, scrubber: Sc
 
 
 def load_cassette(path: str | PathLike[str]) -> Recording:
-    """Read and validate a cassette; UsageError names the line of any problem."""
+    """Read and validate a cassette; UsageError names the line of any problem. A cassette may
+    come from anyone, so reading it is bounded (``MAX_LINE`` per line, ``MAX_BODY`` of body)
+    and refuses what would break the checks later: nesting deeper than ``MAX_DEPTH``, a lone
+    surrogate, a number too long to convert, tools whose schemas are not self-contained."""
     path = Path(path)
+    parsed: list[dict[str, Any]] = []
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as file:
+            for number, text in enumerate(iter(lambda: file.readline(MAX_LINE + 1), b""), 1):
+                parsed.append(_entry(text, f"{path}:{number}"))
     except OSError as exc:
         raise UsageError(f"{path}: cannot read the cassette: {exc.strerror or exc}") from None
-    lines = raw.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
-    parsed: list[dict[str, Any]] = []
-    for number, text in enumerate(lines, 1):
-        where = f"{path}:{number}"
-        try:
-            entry = json.loads(text.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise UsageError(f"{where}: not a JSON line: {exc}") from None
-        problem = _problem(entry)
-        if problem:
-            raise UsageError(f"{where}: {problem}")
-        parsed.append(entry)
     return _recording(parsed, path)
+
+
+def remote_reference(schema: Any) -> str | None:
+    """The first ``$ref`` (or ``$dynamicRef``, ``$recursiveRef``) in a JSON Schema that points
+    outside it, or None. Only references within the schema (``#…``) can be resolved without
+    fetching anything, which untrusted data must never make callstream do."""
+    stack = [schema]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key in _REFERENCES and isinstance(item, str) and not item.startswith("#"):
+                    return item
+                stack.append(item)
+        elif isinstance(value, list):
+            stack.extend(value)
+    return None
 
 
 def cassette_scenario(path: str | PathLike[str]) -> Scenario:
@@ -273,7 +295,12 @@ def _line(entry: dict[str, Any], path: Path, number: int, scrubber: Scrubber) ->
     problem = _problem(entry)
     if problem:
         raise HarnessError(f"{path}:{number}: refusing to write an invalid line: {problem}")
-    return scrubber.text(json.dumps(entry, ensure_ascii=False, allow_nan=False)) + "\n"
+    line = scrubber.text(json.dumps(entry, ensure_ascii=False, allow_nan=False))
+    try:
+        json.loads(line)
+    except ValueError:  # a mask that cut an escape in two: better no cassette than a leak
+        raise HarnessError(f"{path}:{number}: masking a secret broke the line") from None
+    return line + "\n"
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -283,6 +310,55 @@ def _line(entry: dict[str, Any], path: Path, number: int, scrubber: Scrubber) ->
 def _validator() -> Draft202012Validator:
     text = resources.files(__package__).joinpath("schemas/cassette.schema.json").read_text("utf-8")
     return Draft202012Validator(json.loads(text))
+
+
+def _entry(text: bytes, where: str) -> dict[str, Any]:
+    """One cassette line, parsed, checked against the schema and for hostile values."""
+    if len(text) > MAX_LINE:
+        raise UsageError(f"{where}: a line longer than {MAX_LINE} bytes")
+    try:
+        entry = json.loads(text.decode("utf-8"), parse_constant=_no_constant)
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{where}: byte {exc.start}: not UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{where}: not a JSON line: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{where}: nested too deeply to read") from None
+    except ValueError as exc:  # an integer past CPython's conversion limit, NaN, Infinity
+        raise UsageError(f"{where}: {exc}") from None
+    problem = _hostile(entry) or _problem(entry)
+    if problem:
+        raise UsageError(f"{where}: {problem}")
+    result: dict[str, Any] = entry
+    return result
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _hostile(entry: Any) -> str | None:
+    """What in a parsed line would break the checks: nesting deeper than ``MAX_DEPTH``, a lone
+    surrogate (which no UTF-8 writer can write), an infinite number."""
+    stack = [(entry, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth > MAX_DEPTH:
+                return f"nested deeper than {MAX_DEPTH} levels"
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                if isinstance(key, str):
+                    stack.append((key, depth))
+                stack.append((item, depth + 1))
+        elif isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return f"a lone surrogate (U+{ord(value[exc.start]):04X}) in a string"
+        elif isinstance(value, float) and not math.isfinite(value):
+            return "a number too large for a double"
+    return None
 
 
 def _problem(entry: Any) -> str | None:
@@ -311,6 +387,7 @@ def _recording(entries: list[dict[str, Any]], path: Path) -> Recording:
         line = entries[1]
         response = RecordedResponse(line["status"], line["headers"], line["t"])
     chunks = []
+    size = 0
     for number, entry in enumerate(entries, 1):
         if entry["type"] != "chunk":
             continue
@@ -321,8 +398,12 @@ def _recording(entries: list[dict[str, Any]], path: Path) -> Recording:
                 data = base64.b64decode(entry["base64"], validate=True)
             except binascii.Error as exc:
                 raise UsageError(f"{path}:{number}: not base64: {exc}") from None
+        size += len(data)
+        if size > MAX_BODY:
+            raise UsageError(f"{path}:{number}: the body passes {MAX_BODY} bytes")
         chunks.append(Chunk(entry["t"], data))
     request = header["request"]
+    _check_tools(request["body"].get("tools"), f"{path}:1: request.body")
     probe = header["probe"]
     context = {
         key: value
@@ -349,6 +430,21 @@ def _recording(entries: list[dict[str, Any]], path: Path) -> Recording:
             f"{len(recording.body)}"
         )
     return recording
+
+
+def _check_tools(tools: Any, where: str) -> None:
+    """Refuse tools the checks could not use: malformed, or with a schema that is not
+    self-contained."""
+    if tools is None:
+        return
+    for number, entry in enumerate(tools if isinstance(tools, list) else ()):
+        reference = remote_reference(entry)
+        if reference is not None:
+            raise UsageError(
+                f"{where}.tools[{number}]: $ref {reference!r} points outside the schema: a "
+                "cassette's tools must be self-contained, callstream fetches nothing"
+            )
+    parse_tools(tools, source=where)
 
 
 def _reference_verdict(body: bytes, tools: tuple[Any, ...], profile: str) -> Expected:

@@ -43,6 +43,7 @@ from .report import (
     write_files,
 )
 from .route_checks import ROUTE_CHECKS, SEVERITIES, RouteFinding, Timing
+from .scrub import Scrubber
 from .spec import Scenario, Splitting, StreamSpec
 
 __all__ = ["FORMAT", "Certificate", "ProbeRun", "Verdict", "write_certificate"]
@@ -276,10 +277,16 @@ def _aggregate(runs: Sequence[ProbeRun]) -> tuple[CertificateFinding, ...]:
 
 
 def write_certificate(
-    certificate: Certificate, folder: Path, *, argv: Sequence[str], selection: str | None
+    certificate: Certificate,
+    folder: Path,
+    *,
+    argv: Sequence[str],
+    selection: str | None,
+    scrubber: Scrubber | None = None,
 ) -> list[Path]:
     """Write the certificate (JSON, Markdown, HTML) and the usual report folder into
-    ``folder``; the files written."""
+    ``folder``; the files written. With ``scrubber``, every file written is scrubbed once more
+    as a whole, whatever wrote it."""
     texts = {
         "certificate.json": json.dumps(certificate.to_dict(), ensure_ascii=False, indent=2) + "\n",
         "certificate.md": _markdown(certificate),
@@ -300,6 +307,8 @@ def write_certificate(
             }
         )
         written += [writer.path, *writer.render()]
+    if scrubber is not None:
+        scrubber.files(written)
     return written
 
 

@@ -4,12 +4,19 @@ re-check its cassettes offline.
 Theory of operation. :func:`certify` sends each probe (``harness.probes``) ``repeat`` times
 through httpx, streaming, and, for the probes that compare, once more without streaming. Each
 answer is read as it arrives and recorded chunk by chunk with its time
-(:class:`~harness.cassette.Recording`); the clock is ours: a response must start within
-``timeout`` seconds, bring a data event at least every ``timeout`` seconds (keep-alive comments
-are not progress) and end within ``deadline`` seconds, or it is abandoned, so nothing hangs. The
-API key is read by the caller and given here; it goes into the ``Authorization`` header and
-nowhere else: every recording is scrubbed (``harness.scrub``) before anything looks at it, so
-cassettes, certificates, reports and messages are all made from scrubbed data. Each run of a
+(:class:`~harness.cassette.Recording`). The route is not trusted, so every answer is bounded
+(:class:`Limits`) and the clock is ours: the connection must be made and the response start
+within ``timeout`` seconds, a data event must come at least every ``timeout`` seconds
+(keep-alive comments are not progress), and the whole answer, headers included, must end within
+``deadline`` seconds: a watchdog shuts the connection down at the deadline however slowly its
+bytes trickle. At most ``max_bytes`` of a body are read; a line or an event past the SSE
+decoder's limits ends the reading too. The body is asked for and read as identity: a
+compressed body is never decoded. Each of these ends the answer with a ``how`` the checks turn
+into a finding, and the certification goes on. Each answer has a connection of its own, so an
+abandoned one never delays the next. The API key is read by the caller and given here; it goes
+into the ``Authorization`` header and nowhere else: every recording is scrubbed
+(``harness.scrub``) before anything looks at it, so cassettes, certificates, reports and
+messages are all made from scrubbed data. Each run of a
 probe is judged by ``harness.route_checks`` and the runs become a
 :class:`~harness.certificate.Certificate`. If the route cannot be reached, does not answer a
 streamed request at all, or refuses the key (401, 403) or the path (404), the remaining probes
@@ -21,16 +28,20 @@ judges them again with the same checks, so the same cassettes give the same find
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import socket
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 import httpx
 
-from reference_impl import SSEDecoder
+from reference_impl import SSEDecoder, SSELimitError
 
 from .cassette import (
     SUFFIX,
@@ -46,10 +57,10 @@ from .certificate import Certificate, ProbeRun
 from .errors import UsageError
 from .probes import Probe
 from .report import _version
-from .route_checks import check_probe, timing_of
-from .scrub import Scrubber
+from .route_checks import RouteFinding, check_probe, timing_of
+from .scrub import Scrubber, secrets_of_url
 
-__all__ = ["Target", "certify", "replay"]
+__all__ = ["MAX_BYTES", "Limits", "Target", "certify", "replay"]
 
 Profile = Literal["strict", "lenient"]
 _REFUSING = {
@@ -58,23 +69,43 @@ _REFUSING = {
     404: "has no such path",
 }
 """Statuses that every further probe would get too: stop there."""
+MAX_BYTES = 4 << 20
+"""The most bytes of one answer read by default: a hundred times a long answer, and half the
+longest line the SSE decoder takes."""
+_IDENTITY = ("", "identity")
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How long and how much of one answer is waited for and read."""
+
+    timeout: float = 30.0
+    """Seconds to connect, to the response, and between two data events."""
+    deadline: float = 120.0
+    """Seconds for the whole answer, from sending the request to its last byte."""
+    max_bytes: int = MAX_BYTES
+    """Bytes of the body read at most."""
 
 
 class Target:
     """The route to certify: its base URL (``…/v1``), the model, and the API key, if any."""
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None) -> None:
+        secrets = secrets_of_url(base_url) + ([api_key] if api_key else [])
+        self.scrubber = Scrubber(secrets)
+        """Masks the key, and whatever secret the base URL carries (its user info, key-like
+        query parameters), in anything shown or written."""
+        shown = self.scrubber.url(base_url)
         try:
             url = httpx.URL(base_url)
         except httpx.InvalidURL as exc:
-            raise UsageError(f"--base-url {base_url!r} is not a URL: {exc}") from None
+            problem = self.scrubber.text(str(exc))
+            raise UsageError(f"--base-url {shown!r} is not a URL: {problem}") from None
         if url.scheme not in ("http", "https") or not url.host:
-            raise UsageError(f"--base-url {base_url!r} is not an http:// or https:// URL")
+            raise UsageError(f"--base-url {shown!r} is not an http:// or https:// URL")
         self.base_url = base_url
         self.model = model
         self.api_key = api_key
-        self.scrubber = Scrubber([api_key] if api_key else [])
-        """Masks the key, and credentials in URLs, in anything shown or written."""
         self.endpoint = str(url.copy_with(path=url.path.rstrip("/") + "/chat/completions"))
         """Where the requests go: the base URL's path plus ``/chat/completions``, its query
         (``api-version``, ``key``…) kept."""
@@ -86,16 +117,18 @@ def certify(
     *,
     profile: Profile = "lenient",
     repeat: int = 1,
-    timeout: float = 30.0,
-    deadline: float = 120.0,
+    limits: Limits = Limits(),
     out: Path,
     progress: Callable[[str], None] | None = None,
 ) -> Certificate:
-    """Run every probe ``repeat`` times against ``target``, write each answer as a cassette
-    under ``out/cassettes/``, and return the certificate (not yet written: see
-    ``harness.certificate.write_certificate``). ``progress`` is told about each run."""
+    """Run every probe ``repeat`` times against ``target``, each answer within ``limits``,
+    write each answer as a cassette under ``out/cassettes/``, and return the certificate (not
+    yet written: see ``harness.certificate.write_certificate``). ``progress`` is told about
+    each run."""
     if repeat < 1:
         raise UsageError(f"--repeat must be at least 1, not {repeat}")
+    if limits.max_bytes < 1:
+        raise UsageError(f"--max-bytes must be at least 1, not {limits.max_bytes}")
     scrubber = target.scrubber
     started = time.monotonic()
     shown_url = scrubber.url(target.base_url)
@@ -104,8 +137,9 @@ def certify(
         "session": _now(),
         "route": {"base_url": shown_url, "model": target.model},
         "profile": profile,
-        "timeout": timeout,
-        "deadline": deadline,
+        "timeout": limits.timeout,
+        "deadline": limits.deadline,
+        "max_bytes": limits.max_bytes,
     }
     headers = {
         "content-type": "application/json",
@@ -117,8 +151,12 @@ def certify(
     runs: list[ProbeRun] = []
     skipped: list[tuple[str, str]] = []
     stop: str | None = None
-    recorder = _Recorder(target.endpoint, headers, scrubber, context, timeout, deadline)
-    with httpx.Client(timeout=httpx.Timeout(timeout)) as client:
+    recorder = _Recorder(target.endpoint, headers, scrubber, context, limits)
+    timeouts = httpx.Timeout(limits.timeout, connect=min(limits.timeout, limits.deadline))
+    # No connection is kept alive: each answer's connection is its own, watched from its
+    # start, and one abandoned in the middle of a response never delays the next.
+    pool = httpx.Limits(max_keepalive_connections=0)
+    with httpx.Client(timeout=timeouts, limits=pool) as client:
         for probe in probes:
             if stop is not None:
                 skipped.append((probe.name, stop))
@@ -201,7 +239,7 @@ def replay(
 
 
 class _Recorder:
-    """Sends probe requests and records the answers, scrubbed."""
+    """Sends probe requests and records the answers, bounded and scrubbed."""
 
     def __init__(
         self,
@@ -209,15 +247,13 @@ class _Recorder:
         headers: Mapping[str, str],
         scrubber: Scrubber,
         context: Mapping[str, Any],
-        timeout: float,
-        deadline: float,
+        limits: Limits,
     ) -> None:
         self.endpoint = endpoint
         self.headers = headers
         self.scrubber = scrubber
         self.context = context
-        self.timeout = timeout
-        self.deadline = deadline
+        self.limits = limits
 
     def record(self, client: httpx.Client, probe: Probe, number: int, *, stream: bool) -> Recording:
         """Send one request of ``probe`` and record its answer, as it arrives, until it ends or
@@ -232,19 +268,24 @@ class _Recorder:
 
         chunks: list[Chunk] = []
         response: RecordedResponse | None = None
+        watchdog = _Watchdog(self.limits.deadline)
         try:
-            with client.stream("POST", self.endpoint, headers=headers, json=body) as answer:
+            with (
+                watchdog,
+                client.stream(
+                    "POST",
+                    self.endpoint,
+                    headers=headers,
+                    json=body,
+                    extensions={"trace": watchdog.trace},
+                ) as answer,
+            ):
                 response = RecordedResponse(
                     answer.status_code, self.scrubber.headers(answer.headers), now()
                 )
-                ended = self._read(answer, chunks, now, stream=stream)
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol) as exc:
-            ended = Ended("no-connection", now(), self._describe(exc))
-        except httpx.TimeoutException as exc:
-            late = self._describe(exc) + f" (timeout {self.timeout} s)"
-            ended = Ended("no-response" if response is None else "idle", now(), late)
+                ended = self._read(answer, chunks, now, watchdog, stream=stream)
         except httpx.HTTPError as exc:
-            ended = Ended("error", now(), self._describe(exc))
+            ended = self._failed(exc, now(), watchdog.fired, answered=response is not None)
         return Recording(
             probe=probe.name,
             title=probe.title,
@@ -265,34 +306,120 @@ class _Recorder:
         answer: httpx.Response,
         chunks: list[Chunk],
         now: Callable[[], float],
+        watchdog: _Watchdog,
         *,
         stream: bool,
     ) -> Ended:
-        """Read the body chunk by chunk, abandoning it when it stops making progress."""
+        """Read the body chunk by chunk, as sent (never decoded), abandoning it when it stops
+        making progress or passes a limit."""
+        limits = self.limits
+        encoding = answer.headers.get("content-encoding", "").strip().lower()
+        if encoding not in _IDENTITY:
+            return Ended(
+                "encoded",
+                now(),
+                f"the body came {encoding[:40]}-encoded although identity was asked for; "
+                "it was not read",
+            )
         events = SSEDecoder() if stream else None
         progressed = 0.0  # when the last data event (or, not streaming, any byte) came
-        for data in answer.iter_bytes():
+        received = 0
+        for data in answer.iter_raw():
             t = now()
+            room = limits.max_bytes - received
+            if len(data) > room:
+                if room:
+                    chunks.append(Chunk(t, data[:room]))
+                return Ended(
+                    "too-large",
+                    t,
+                    f"the answer passed {limits.max_bytes} bytes (--max-bytes); reading stopped",
+                )
             chunks.append(Chunk(t, data))
-            if events is None or events.feed(data):
-                progressed = t
-            if t > self.deadline:
-                return Ended("deadline", t, f"the response took longer than {self.deadline} s")
-            if t - progressed > self.timeout:
+            received += len(data)
+            try:
+                if events is None or events.feed(data):
+                    progressed = t
+            except SSELimitError as exc:
+                return Ended("too-large", t, f"{exc}; reading stopped")
+            if t > limits.deadline:
+                return Ended("deadline", t, f"the response took longer than {limits.deadline} s")
+            if t - progressed > limits.timeout:
                 return Ended(
                     "idle",
                     t,
-                    f"no data event for {t - progressed:.2f} s (timeout {self.timeout} s)",
+                    f"no data event for {t - progressed:.2f} s (timeout {limits.timeout} s)",
                 )
+        if watchdog.fired:  # a body read to the connection's end: the watchdog ended it
+            return Ended("deadline", now(), f"the response took longer than {limits.deadline} s")
         return Ended("eof", now())
+
+    def _failed(self, exc: httpx.HTTPError, t: float, late: bool, *, answered: bool) -> Ended:
+        """How an answer ended that httpx gave up on (or the watchdog cut)."""
+        described = self._describe(exc)
+        if late:
+            return Ended(
+                "deadline",
+                t,
+                f"the response took longer than {self.limits.deadline} s ({described})",
+            )
+        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.UnsupportedProtocol):
+            return Ended("no-connection", t, described)
+        if isinstance(exc, httpx.TimeoutException):
+            return Ended(
+                "idle" if answered else "no-response",
+                t,
+                f"{described} (timeout {self.limits.timeout} s)",
+            )
+        return Ended("error", t, described)
 
     def _describe(self, exc: Exception) -> str:
         return self.scrubber.text(f"{type(exc).__name__}: {exc}".rstrip(": "))
 
 
+class _Watchdog:
+    """Shuts an answer's connection down when its deadline passes, so that a read blocked on a
+    route that trickles its bytes (or its headers) ends then: the read timeout alone restarts
+    with every byte. Learns the connection from httpcore's ``trace`` extension."""
+
+    def __init__(self, deadline: float) -> None:
+        self.fired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(deadline, self._fire)
+        self._timer.daemon = True
+
+    def trace(self, event: str, info: Mapping[str, Any]) -> None:
+        """The ``trace`` extension: note the socket of each connection made."""
+        if event.endswith((".connect_tcp.complete", ".start_tls.complete")):
+            sock = info["return_value"].get_extra_info("socket")
+            with self._lock:
+                if sock is not None:
+                    self._sockets.append(sock)
+                if self.fired:
+                    self._shut()
+
+    def __enter__(self) -> _Watchdog:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._timer.cancel()
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            self._shut()
+
+    def _shut(self) -> None:
+        for sock in self._sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
 def _masked(chunks: list[Chunk], scrubber: Scrubber) -> tuple[Chunk, ...]:
     """The chunks with every secret masked, even one cut in two by a chunk boundary."""
-    body = scrubber.data(b"".join(chunk.data for chunk in chunks))
+    body = scrubber.stream(b"".join(chunk.data for chunk in chunks))
     ends = itertools.accumulate(len(chunk.data) for chunk in chunks)
     starts = itertools.chain([0], itertools.accumulate(len(chunk.data) for chunk in chunks))
     return tuple(
@@ -322,23 +449,35 @@ def _judge(
             name = f"{recording.probe}-r{recording.repeat}-{kind}{SUFFIX}"
             write_cassette(out / "cassettes" / name, recording, scrubber)
             cassettes.append(f"cassettes/{name}")
-    return _run(stream, nonstream, profile, tuple(cassettes))
+    return _run(stream, nonstream, profile, tuple(cassettes), scrubber)
 
 
 def _run(
-    stream: Recording, nonstream: Recording | None, profile: Profile, cassettes: tuple[str, ...]
+    stream: Recording,
+    nonstream: Recording | None,
+    profile: Profile,
+    cassettes: tuple[str, ...],
+    scrubber: Scrubber | None = None,
 ) -> ProbeRun:
-    """One run of a probe, judged."""
+    """One run of a probe, judged. The findings are scrubbed too: a secret the body held in
+    pieces (split across two events, or across argument fragments) is whole in the calls the
+    checks assemble from it."""
+    findings = check_probe(stream, nonstream, profile)
     return ProbeRun(
         stream.probe,
         stream.title,
         stream.repeat,
-        tuple(check_probe(stream, nonstream, profile)),
+        tuple(findings if scrubber is None else (_scrubbed(f, scrubber) for f in findings)),
         timing_of(stream),
         None if nonstream is None else timing_of(nonstream),
         cassettes,
         stream,
     )
+
+
+def _scrubbed(finding: RouteFinding, scrubber: Scrubber) -> RouteFinding:
+    excerpt = None if finding.excerpt is None else scrubber.text(finding.excerpt)
+    return replace(finding, detail=scrubber.text(finding.detail), excerpt=excerpt)
 
 
 def _progress_line(run: ProbeRun) -> str:

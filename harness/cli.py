@@ -329,6 +329,14 @@ def _parser() -> argparse.ArgumentParser:
         help="the most seconds one answer may take in all (default: four times the timeout)",
     )
     certify_command.add_argument(
+        "--max-bytes",
+        type=_positive,
+        default=4 << 20,
+        metavar="N",
+        help="the most bytes of one answer read; a longer answer is a finding (default: "
+        "%(default)s)",
+    )
+    certify_command.add_argument(
         "--out", type=Path, metavar="DIR", help="where to write (default: reports/certify-<time>/)"
     )
     certify_command.set_defaults(command=_certify)
@@ -492,15 +500,24 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _certify(args: argparse.Namespace) -> int:
-    from .certificate import write_certificate
-    from .certify import Target, certify
-    from .probes import load_probes, select_probes
+    from .certify import Target
+    from .scrub import scrubbed_output
 
     variable = args.api_key_env or "OPENAI_API_KEY"
     api_key = os.environ.get(variable) or None
     if api_key is None and args.api_key_env:
         raise UsageError(f"--api-key-env {variable}: that environment variable is not set")
     target = Target(args.base_url, args.model, api_key)
+    with scrubbed_output(target.scrubber):
+        return _certify_target(args, target, variable)
+
+
+def _certify_target(args: argparse.Namespace, target: Any, variable: str) -> int:
+    from .certificate import write_certificate
+    from .certify import Limits, certify
+    from .probes import load_probes, select_probes
+
+    api_key = target.api_key
     probes = select_probes(load_probes(args.probes_file), args.probes)
     deadline = args.deadline or 4 * args.timeout
     if deadline < args.timeout:
@@ -521,8 +538,7 @@ def _certify(args: argparse.Namespace) -> int:
             probes,
             profile=args.profile,
             repeat=args.repeat,
-            timeout=args.timeout,
-            deadline=deadline,
+            limits=Limits(args.timeout, deadline, args.max_bytes),
             out=folder,
             progress=_say,
         )
@@ -530,7 +546,7 @@ def _certify(args: argparse.Namespace) -> int:
         print(f"callstream: interrupted; the cassettes so far are in {folder}", file=sys.stderr)
         return _INTERRUPTED
     argv = [scrubber.url(word) if "://" in word else scrubber.text(word) for word in args.argv]
-    write_certificate(certificate, folder, argv=argv, selection=args.probes)
+    write_certificate(certificate, folder, argv=argv, selection=args.probes, scrubber=scrubber)
     sys.stdout.write(certificate.summary(folder))
     print(f"cassettes: {folder / 'cassettes'}")
     return certificate.exit_code

@@ -14,7 +14,9 @@ request's ``model`` picks the answer:
   keep-alive comments meanwhile.
 - ``route:<name>`` (and any other model, when the app was given a default ``route``) is
   answered by an emulated route of ``harness.routes``: a fake model that reads the request's
-  tools and options and answers as that kind of route does, quirks included.
+  tools and options and answers as that kind of route does, quirks included. The route is
+  handed the credentials the request carried (credential headers, a bearer token, key-like
+  query parameters), which only a hostile route (``echoes-key``) uses.
 
 Each chunk is its own ASGI body message, which uvicorn writes to the socket at once (chunked
 transfer encoding, Nagle off), so a client reads the stream torn exactly where the plan tore it
@@ -40,11 +42,13 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
+from urllib.parse import parse_qsl
 
 import uvicorn
 
 from .errors import HarnessError, UsageError
 from .render import ENVELOPE, USAGE, render
+from .scrub import is_credential
 from .spec import Scenario
 from .split import chunkings, parse_splitting
 
@@ -82,6 +86,8 @@ class Reply:
     """Seconds the connection stays open after the last chunk (or until the client leaves)."""
     heartbeat: float = 0.0
     """While the connection lingers, a ``: keep-alive`` comment every this many seconds."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """More response headers (a hostile route echoes a credential in one)."""
 
 
 def completion_of(scenario: Scenario) -> dict[str, Any] | None:
@@ -207,7 +213,7 @@ class ProviderApp:
         elif path == "/models":
             await _json(send, 200, self._model_list())
         elif path == "/chat/completions":
-            await self._chat(await _body(receive), receive, send)
+            await self._chat(await _body(receive), _credentials(scope), receive, send)
         else:
             await _error(
                 send,
@@ -227,7 +233,9 @@ class ProviderApp:
             ],
         }
 
-    async def _chat(self, body: bytes, receive: Receive, send: Send) -> None:
+    async def _chat(
+        self, body: bytes, credentials: tuple[str, ...], receive: Receive, send: Send
+    ) -> None:
         try:
             request = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -239,7 +247,7 @@ class ProviderApp:
             await _error(send, 400, "the request names no model", "model")
             return
         try:
-            reply = self._reply(model, request)
+            reply = self._reply(model, request, credentials)
         except UsageError as exc:
             await _error(send, 400, str(exc), getattr(exc, "param", "model"))
             return
@@ -262,19 +270,22 @@ class ProviderApp:
                 "stream",
             )
         else:
-            await _json(send, 200, reply.completion)
+            await _json(send, 200, reply.completion, reply.headers)
 
-    def _reply(self, model: str, request: Mapping[str, Any]) -> Reply | None:
+    def _reply(
+        self, model: str, request: Mapping[str, Any], credentials: tuple[str, ...]
+    ) -> Reply | None:
         with self._lock:
             registered = self._replies.get(model)
         if registered is not None:
             return registered
         kind, colon, rest = model.partition(":")
         if kind == "route" and colon and rest in self.routes:
-            return self.routes[rest].reply(request, self.delay)
+            return self.routes[rest].reply(request, self.delay, credentials=credentials)
         if kind != "scenario" or not colon:
             if self.route is not None:
-                return self.routes[self.route].reply(request, self.delay)
+                route = self.routes[self.route]
+                return route.reply(request, self.delay, credentials=credentials)
             return None
         scenario_id, at, label = rest.partition("@")
         scenario = self.scenarios.get(scenario_id)
@@ -486,6 +497,7 @@ async def _stream(reply: Reply, receive: Receive, send: Send) -> None:
                 "headers": [
                     (b"content-type", reply.content_type.encode("latin-1")),
                     (b"cache-control", b"no-cache"),
+                    *_encoded(reply.headers),
                     _CLOSE,
                 ],
             }
@@ -529,7 +541,9 @@ async def _waited_out(gone: asyncio.Event, seconds: float) -> bool:
     return gone.is_set()
 
 
-async def _json(send: Send, status: int, body: Any) -> None:
+async def _json(
+    send: Send, status: int, body: Any, headers: Sequence[tuple[str, str]] = ()
+) -> None:
     data = json.dumps(body, ensure_ascii=False).encode()
     await send(
         {
@@ -538,11 +552,33 @@ async def _json(send: Send, status: int, body: Any) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(data)).encode()),
+                *_encoded(headers),
                 _CLOSE,
             ],
         }
     )
     await send({"type": "http.response.body", "body": data, "more_body": False})
+
+
+def _encoded(headers: Sequence[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
+    return [
+        (name.lower().encode("latin-1"), value.encode("latin-1", "replace"))
+        for name, value in headers
+    ]
+
+
+def _credentials(scope: Scope) -> tuple[str, ...]:
+    """The credentials a request carried: the value of each credential header (a bearer token
+    without its scheme) and of each key-like query parameter."""
+    found = []
+    for raw_name, raw_value in scope.get("headers", ()):
+        name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
+        if is_credential(name):
+            scheme, space, token = value.partition(" ")
+            found.append(token if space and scheme.lower() in ("bearer", "basic") else value)
+    query = scope.get("query_string", b"").decode("latin-1")
+    found += [value for name, value in parse_qsl(query) if is_credential(name)]
+    return tuple(value for value in found if value)
 
 
 async def _error(

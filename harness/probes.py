@@ -24,6 +24,7 @@ from jsonschema.exceptions import best_match
 from reference_impl import ToolSchemaError
 from reference_impl._validate import validator_for
 
+from .cassette import remote_reference
 from .errors import UsageError
 
 __all__ = ["Probe", "load_probes", "select_probes"]
@@ -77,6 +78,12 @@ def load_probes(files: Iterable[str | PathLike[str]] = ()) -> list[Probe]:
         for name, tool in data.get("tools", {}).items():
             if name in tools:
                 raise UsageError(f"{source}: tools.{name}: a tool of that name is already defined")
+            reference = remote_reference(tool)
+            if reference is not None:
+                raise UsageError(
+                    f"{source}: tools.{name}: $ref {reference!r} points outside the schema: "
+                    "a probe's tools must be self-contained, callstream fetches nothing"
+                )
             try:
                 validator_for(name, tool["parameters"])
             except ToolSchemaError as exc:

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reference_impl import QUIRKS, Assembler, CallResult, Reason, SSEDecoder
+from reference_impl import QUIRKS, Assembler, CallResult, Reason, SSEDecoder, SSELimitError
 from reference_impl._validate import closing_brackets
 
 from .case import _lines as _line_spans
@@ -60,7 +60,12 @@ ROUTE_CHECKS = (
     RouteCheck("connection", "the route can be reached and the connection holds"),
     RouteCheck("http_status", "the route answers 2xx"),
     RouteCheck("content_type", "text/event-stream for a stream, application/json otherwise"),
+    RouteCheck("content_encoding", "the body comes as asked, identity: never compressed"),
     RouteCheck("sse_framing", "the body is a well-formed UTF-8 event stream"),
+    RouteCheck(
+        "size",
+        "each answer fits the byte cap, and its lines and events the SSE decoder's limits",
+    ),
     RouteCheck(
         "chunk_envelope",
         "every event is a chat.completion.chunk with the same id, created and model; each "
@@ -230,16 +235,25 @@ def _events(recording: Recording) -> tuple[list[_Event], int]:
     times = [chunk.t for chunk in recording.chunks]
     events: list[_Event] = []
     first: int | None = None  # where the event being read started
-    for start, line in _lines(recording.body):
+    body = recording.body
+    for start, line in _lines(body):
         blank = not line.strip(b"\r\n")
         if first is None and not blank and not line.startswith(b":"):
             first = start
         stop = start + len(line)
         at = times[min(bisect.bisect_left(ends, stop), len(times) - 1)]
-        for event in decoder.feed(line):
+        try:
+            dispatched = decoder.feed(line)
+        except SSELimitError as exc:
+            # The rest cannot be decoded: the size check reports it, from how it ended.
+            dispatched = exc.events
+            stop = len(body)
+        for event in dispatched:
             events.append(
                 _Event(start if first is None else first, stop, at, event.event, event.data)
             )
+        if stop == len(body):
+            break
         if blank:
             first = None
     decoder.close()
@@ -315,7 +329,9 @@ _CHECK_OF_QUIRK = {
 """Which check reports each quirk the reference records."""
 _HARMLESS = frozenset({"C28"})
 """Quirks that are information, not deviations: provider extras kept with the call."""
-_ABORTED = frozenset({"idle", "deadline", "error", "no-connection", "no-response"})
+_ABORTED = frozenset(
+    {"idle", "deadline", "too-large", "encoded", "error", "no-connection", "no-response"}
+)
 _COMPLETING = frozenset({"tool_calls", "stop", "function_call"})
 _QUIRK_REJECTION = re.compile(r"^[TC]\d+: ")
 """The detail of a call the strict profile rejected for a quirk, already reported as one."""
@@ -362,13 +378,13 @@ class _Judge:
                 check,
                 severity,
                 title,
-                detail,
+                _writable(detail),
                 recording.probe,
                 recording.repeat,
                 stream,
                 quirk,
                 offset,
-                None if excerpt is None else _clip(excerpt),
+                None if excerpt is None else _writable(_clip(excerpt)),
             )
         )
 
@@ -405,7 +421,7 @@ class _Judge:
             )
             return
         broken = self._wire(reading)
-        self._quirks(reading)
+        self._quirks(reading, aborted)
         self._rejections(reading, aborted)
         self._progress(recording, reading)
         if aborted or broken:
@@ -422,6 +438,7 @@ class _Judge:
             check, title = {
                 "no-connection": ("connection", "the route cannot be reached"),
                 "no-response": ("progress", "no response within the timeout"),
+                "deadline": ("progress", "no response within the deadline"),
             }.get(ended.how, ("connection", "the connection broke before a response"))
             self.add(check, "error", title, ended.error or "", stream=stream)
             return False
@@ -437,6 +454,15 @@ class _Judge:
                 stream=stream,
                 offset=0,
                 excerpt=body,
+            )
+            return False
+        if ended.how == "encoded":
+            self.add(
+                "content_encoding",
+                "error",
+                "a compressed body although identity was asked for",
+                ended.error or "",
+                stream=stream,
             )
             return False
         return True
@@ -484,11 +510,13 @@ class _Judge:
             excerpt=event.data,
         )
 
-    def _quirks(self, reading: _Reading) -> None:
+    def _quirks(self, reading: _Reading, aborted: bool) -> None:
         for finding in reading.findings:
             quirk = finding.quirk
             if quirk == "C16" and self.named is not None:
                 continue  # OpenAI itself finishes a named tool_choice with stop
+            if quirk == "T9" and aborted:
+                continue  # we stopped reading inside an event, not the route
             if quirk == "C11":
                 continue  # reported with the call it broke (arguments_json)
             if quirk in _HARMLESS:
@@ -727,9 +755,21 @@ class _Judge:
                 stream=stream,
             )
 
+    def _too_large(self, recording: Recording, *, stream: bool) -> None:
+        if recording.ended.how == "too-large":
+            self.add(
+                "size",
+                "error",
+                "the answer passed a size limit",
+                f"after {len(recording.body)} bytes: {recording.ended.error}",
+                stream=stream,
+                offset=len(recording.body),
+            )
+
     def _progress(self, recording: Recording, reading: _Reading) -> None:
         ended = recording.ended
         limit = recording.context.get("timeout")
+        self._too_large(recording, stream=True)
         if ended.how == "idle":
             comments = reading.comments
             what = f"only {comments} keep-alive comments" if comments else "silence"
@@ -763,6 +803,9 @@ class _Judge:
 
     def not_streamed(self, recording: Recording) -> None:
         if not self._answered(recording, stream=False):
+            return
+        if recording.ended.how == "too-large":
+            self._too_large(recording, stream=False)
             return
         content_type = _content_type(recording)
         if not content_type.startswith("application/json"):
@@ -841,9 +884,11 @@ _BAD: Any = object()
 
 
 def _json(text: str, default: Any = None) -> Any:
+    """``text`` parsed, or ``default`` when it is not JSON or cannot be held (nested too deep,
+    an integer too long to convert)."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return default
 
 
@@ -880,6 +925,8 @@ def _looks_cut(text: str) -> bool:
     """True when ``text`` reads as JSON cut short: unclosed brackets, or a string left open."""
     try:
         json.loads(text)
+    except RecursionError:
+        return False
     except json.JSONDecodeError as exc:
         return (
             exc.pos >= len(text)
@@ -897,6 +944,12 @@ def _error_message(body: str) -> str:
     if isinstance(error, str):
         return error
     return _clip(body, 200) if body else ""
+
+
+def _writable(text: str) -> str:
+    """``text`` with any lone surrogate (a stream's ``\\ud800``, decoded) written as its
+    escape: no UTF-8 writer could write it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _clip(text: str, limit: int = 240) -> str:

@@ -22,15 +22,17 @@ quirks of §7 it reproduces. ``ROUTES`` lists them by name.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import itertools
 import json
 import math
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import quote
 
 from .emulator import Reply
 from .errors import UsageError
@@ -156,9 +158,16 @@ class Route:
         self._lock = threading.Lock()
         self._seen: dict[str, int] = {}
 
-    def reply(self, request: Mapping[str, Any], delay: float = 0.0) -> Reply:
+    def reply(
+        self,
+        request: Mapping[str, Any],
+        delay: float = 0.0,
+        *,
+        credentials: Sequence[str] = (),
+    ) -> Reply:
         """The route's answer to ``request``: a stream of SSE chunks, ``delay`` seconds apart,
-        when it asks for ``stream: true``, else a ``chat.completion``."""
+        when it asks for ``stream: true``, else a ``chat.completion``. ``credentials`` are
+        those the request carried (in headers or the query), which an honest route ignores."""
         answer = think(request)
         if request.get("stream") is not True:
             return Reply((), completion=self.completion(answer))
@@ -494,9 +503,88 @@ class NeverFinishes(Route):
         )
 
 
+class EchoesKey(Route):
+    """A hostile gateway that echoes the credential it was sent (the bearer token, a key-like
+    header or query parameter) back in every form it can take: raw and cut in two by a network
+    read, JSON-escaped whole and in part, URL-encoded, in base64 at each alignment, split across
+    two content deltas and across argument fragments (escaped once more inside the arguments),
+    in an in-band error, and in response headers. Which characters are escaped and where the
+    cuts fall depend on the key, so different keys try different variants. Without a
+    credential it answers as OpenAI does."""
+
+    name = "echoes-key"
+    title = "a hostile gateway that echoes the key back"
+
+    def reply(
+        self,
+        request: Mapping[str, Any],
+        delay: float = 0.0,
+        *,
+        credentials: Sequence[str] = (),
+    ) -> Reply:
+        if not credentials:
+            return super().reply(request, delay)
+        key = max(credentials, key=len)
+        answer = think(request)
+        echoed = (("x-echo", key), ("x-api-key", key))
+        if request.get("stream") is not True:
+            completion = self.completion(answer)
+            message = completion["choices"][0]["message"]
+            message["content"] = f"your key is {key}"
+            for call in message.get("tool_calls", ()):
+                call["function"]["arguments"] = json.dumps({"echo": key})
+            return Reply((), completion=completion, headers=echoed)
+        chunks = self._echo(answer, key)
+        return Reply(tuple(chunks), _pauses(len(chunks), delay), headers=echoed)
+
+    def _echo(self, answer: Answer, key: str) -> list[bytes]:
+        bits = int.from_bytes(hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest())
+        cut = 1 + bits % (len(key) - 1)
+        partly = "".join(_u_escaped(c) if bits >> (n % 200) & 1 else c for n, c in enumerate(key))
+        encoded = base64.b64encode(f"user:{key}".encode()).decode()
+
+        def content(text: str, raw: str | None = None) -> bytes:
+            event = _sse(self.chunk(answer, {"content": text}))
+            return event if raw is None else event.replace(text.encode(), raw.encode())
+
+        role = _sse(self.chunk(answer, {"role": "assistant", "content": f"your key is {key}"}))
+        at = role.index(key.encode()) + cut
+        chunks = [
+            role[:at],
+            role[at:],
+            content("#1", "".join(_u_escaped(c) for c in key)),
+            content("#2", partly),
+            content(f" ?api-key={quote(key, safe='')} ?key={quote(key[:cut])}{key[cut:]}"),
+            content(f" Basic {encoded} {base64.urlsafe_b64encode(key.encode()).decode()}"),
+            content(f" {key[:cut]}"),
+            content(key[cut:]),
+        ]
+        call = answer.calls[0] if answer.calls else Call("call_echo", "echo", "")
+        arguments = json.dumps({"echo": "#3"}).replace("#3", partly)
+        header, *_ = self.deltas(call, 0)
+        chunks.append(_sse(self.chunk(answer, {"tool_calls": [header]})))
+        for piece in (arguments[: 10 + cut], arguments[10 + cut :]):
+            fragment = {"index": 0, "function": {"arguments": piece}}
+            chunks.append(_sse(self.chunk(answer, {"tool_calls": [fragment]})))
+        chunks.append(_sse(self.chunk(answer, {}, "tool_calls")))
+        chunks.append(_sse({"error": {"message": f"Incorrect API key provided: {key}"}}))
+        chunks.append(_sse("[DONE]"))
+        return chunks
+
+
 ROUTES: dict[str, type[Route]] = {
     route.name: route
-    for route in (Route, Gemini, Ollama, LiteLLM, VLLM, OpenRouter, Azure, NeverFinishes)
+    for route in (
+        Route,
+        Gemini,
+        Ollama,
+        LiteLLM,
+        VLLM,
+        OpenRouter,
+        Azure,
+        NeverFinishes,
+        EchoesKey,
+    )
 }
 """Every emulated route by name."""
 
@@ -624,6 +712,11 @@ def _sse(event: Any) -> bytes:
         else json.dumps(event, ensure_ascii=False, separators=(",", ":"))
     )
     return f"data: {data}\n\n".encode("utf-8", "surrogatepass")
+
+
+def _u_escaped(c: str) -> str:
+    """``c`` as JSON ``\\uXXXX`` escapes (a surrogate pair beyond the BMP)."""
+    return json.dumps(c, ensure_ascii=True)[1:-1] if ord(c) > 0x7F else f"\\u{ord(c):04x}"
 
 
 def _finishes(event: Any) -> bool:

@@ -111,14 +111,14 @@ def test_a_damaged_cassette_is_refused_saying_where(tmp_path: Path, damage, says
 
 
 def test_the_scrubber_masks_secrets_everywhere_keeping_lengths() -> None:
-    """Text, bytes, URLs (credential parameters and passwords, whatever their value) and
+    """Text, bytes, URLs (credential parameters and user info, whatever their value) and
     headers (credential headers dropped)."""
     key = "sk-planted-0123456789"
     scrubber = Scrubber([key])
     assert scrubber.text(f"bad key {key}!") == f"bad key {'*' * len(key)}!"
     assert scrubber.data(f'"{key}"'.encode()) == f'"{"*" * len(key)}"'.encode()
     assert scrubber.url("https://u:pw@h/v1?key=abc&api-version=1") == (
-        "https://u:***@h/v1?key=***&api-version=1"
+        "https://***@h/v1?key=***&api-version=1"
     )
     assert scrubber.headers({"Authorization": "Bearer x", "X-Echo": key}) == {
         "x-echo": "*" * len(key)
