@@ -62,7 +62,7 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
     """Seconds spent in each stage over ``examples`` derandomised examples, and the wall time."""
     spent: dict[str, float] = defaultdict(float)
     counted = [0]
-    profile = implementation.claims.profile
+    profile = implementation.declaration.profile
 
     @given(data=st.data())
     @settings(
@@ -95,7 +95,7 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
                 implementation.factory, scenario.spec.tools, scenario.spec.limits, chunks
             )
             lap("implementation")
-            run_checks(expected, seen, scenario.kind)
+            run_checks(expected, seen, scenario.kind, implementation.declaration.observables)
             lap("checks")
         counted[0] += 1
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .certificate import Certificate, write_certificate
     from .certify import Target, certify, replay
     from .checks import CHECKS, Check, Failure, run_checks
-    from .connect import Claims, Implementation, load_implementation
+    from .connect import OBSERVABLES, Declaration, Implementation, load_implementation
     from .emulator import Emulator, ProviderApp, Reply
     from .errors import HarnessError, UsageError
     from .lint import lint
@@ -66,7 +66,8 @@ _WHERE = {
     "Check": "checks",
     "Failure": "checks",
     "run_checks": "checks",
-    "Claims": "connect",
+    "Declaration": "connect",
+    "OBSERVABLES": "connect",
     "Implementation": "connect",
     "load_implementation": "connect",
     "Emulator": "emulator",
@@ -119,6 +120,7 @@ _WHERE = {
 __all__ = [
     "CHECKS",
     "DEFAULT_SPLITTINGS",
+    "OBSERVABLES",
     "ROUTES",
     "ROUTE_CHECKS",
     "AssembleRun",
@@ -126,8 +128,8 @@ __all__ = [
     "CaseResult",
     "Certificate",
     "Check",
-    "Claims",
     "CommandFactory",
+    "Declaration",
     "Emulator",
     "Ending",
     "Expected",

@@ -5,20 +5,24 @@ runner adds processes and timeouts around it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .checks import Failure, run_checks
+from .checks import CHECKS, Failure, run_checks
+from .connect import OBSERVABLES
 from .observe import Observation, observe
 from .oracle import expect
 from .render import render
 from .spec import Scenario, Splitting
 from .split import DEFAULT_SPLITTINGS, chunkings
 
-__all__ = ["CaseResult", "format_repro", "run_case", "splittings_of"]
+__all__ = ["OUTCOMES", "CaseResult", "Outcome", "format_repro", "run_case", "splittings_of"]
 
-Outcome = Literal["passed", "failed", "not_claimed", "errored"]
+Outcome = Literal["passed", "failed", "errored", "unsupported", "not_applicable"]
+"""A case's verdict: ``unsupported`` is a declared non-feature (one choice only),
+``not_applicable`` a scenario written for another profile or dialect; neither ran."""
+OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "errored", "unsupported", "not_applicable")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +43,9 @@ class CaseResult:
     repro: str | None = None
     """The first failing chunking, boundaries marked and escapes visible."""
     detail: str | None = None
-    """Why the case was not claimed or errored."""
+    """Why the case did not run, or errored."""
+    not_observable: tuple[str, ...] = ()
+    """Checks that applied but read what the implementation does not expose."""
     elapsed: float = 0.0
     source: str = ""
 
@@ -81,6 +87,7 @@ class CaseResult:
             ],
             "repro": self.repro,
             "detail": self.detail,
+            "not_observable": list(self.not_observable),
             "elapsed": round(self.elapsed, 6),
             "source": self.source,
         }
@@ -92,31 +99,51 @@ def splittings_of(scenario: Scenario) -> tuple[Splitting, ...]:
 
 
 def run_case(
-    scenario: Scenario, profile: str, splitting: Splitting, factory: Callable[..., Any]
+    scenario: Scenario,
+    profile: str,
+    splitting: Splitting,
+    factory: Callable[..., Any],
+    exposed: Collection[str] = tuple(OBSERVABLES),
 ) -> CaseResult:
-    """Run every chunking of ``splitting`` until one fails; the verdict with its repro."""
+    """Run every chunking of ``splitting`` until one fails, judging what the implementation
+    ``exposed`` (see ``harness.connect.OBSERVABLES``); the verdict with its repro."""
     spec = scenario.spec
     rendered = render(spec)
     expected = expect(spec, rendered, profile)
     runs = 0
     elapsed = 0.0
+    unobserved: set[str] = set()
     for chunks in chunkings(rendered.data, splitting):
         runs += 1
         seen = observe(factory, spec.tools, spec.limits, chunks)
         elapsed += seen.elapsed
-        failures = run_checks(expected, seen, scenario.kind)
-        if failures:
+        judgement = run_checks(expected, seen, scenario.kind, exposed, scenario.rules)
+        unobserved.update(judgement.not_observable)
+        if judgement.failures:
             return CaseResult.of(
                 scenario,
                 profile,
                 splitting,
                 "failed",
                 chunkings=runs,
-                failures=tuple(failures),
+                failures=judgement.failures,
                 repro=format_repro(chunks, seen),
                 elapsed=elapsed,
+                not_observable=_in_check_order(unobserved),
             )
-    return CaseResult.of(scenario, profile, splitting, "passed", chunkings=runs, elapsed=elapsed)
+    return CaseResult.of(
+        scenario,
+        profile,
+        splitting,
+        "passed",
+        chunkings=runs,
+        elapsed=elapsed,
+        not_observable=_in_check_order(unobserved),
+    )
+
+
+def _in_check_order(names: set[str]) -> tuple[str, ...]:
+    return tuple(check.name for check in CHECKS if check.name in names)
 
 
 def format_repro(chunks: Sequence[bytes], seen: Observation | None = None) -> str:

@@ -52,7 +52,7 @@ FORMAT = 1
 Verdict = Literal["pass", "pass-with-findings", "fail"]
 _TONE = {"pass": "passed", "pass-with-findings": "hole", "fail": "failed"}
 """The report page's colour classes for each verdict and severity."""
-_SEVERITY_TONE = {"error": "failed", "warning": "hole", "info": "not_claimed"}
+_SEVERITY_TONE = {"error": "failed", "warning": "hole", "info": "not_applicable"}
 _SEVERITY_SYMBOL = {"error": "✗", "warning": "⚠", "info": "ℹ"}
 _WORDS = {"pass": "PASS", "pass-with-findings": "PASS WITH FINDINGS", "fail": "FAIL"}
 _PLURAL = {"error": "errors", "warning": "warnings", "info": "notes"}
@@ -313,7 +313,7 @@ def _report_header(
         "implementation": {
             "connectable": f"route:{certificate.base_url}",
             "name": f"{certificate.model} at {certificate.base_url}",
-            "claims": {"profile": certificate.profile},
+            "declaration": {"profile": certificate.profile},
         },
         "route": {"base_url": certificate.base_url, "model": certificate.model},
         "argv": list(argv),

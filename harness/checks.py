@@ -1,167 +1,339 @@
 """Checks: small named functions comparing an Observation with an Expectation.
 
-Each check is tied to the rules of REQUIREMENTS.md it certifies and returns the problems it
-found, each a sentence a person can act on. ``CHECKS`` lists them in the order a report shows
-them; the scenario's expectation kind decides which apply:
+Each check reads some of what an implementation exposes (its ``observes``: see
+``harness.connect.OBSERVABLES``) and returns the problems it found, each a sentence a person
+can act on, filed under the rule it proves: a call released ready that must be rejected
+``truncated`` breaks C3, one whose text differs breaks A2, whatever else the scenario cites.
+Where a problem could prove one of several rules, it is filed under those the scenario cites,
+or else under the first. ``CHECKS`` lists them in the order a report shows them; the scenario's
+expectation kind decides which apply:
 
 - ``must``: every check.
 - ``must-not``: the stream must not yield a ready call (JSONTestSuite's ``n_``): only the
   safety checks and ``nothing_ready``.
 - ``impl-defined``: any outcome is acceptable except an unsafe one: only the safety checks.
+
+A check that applies but reads something the implementation does not expose is *not
+observable* for the case: reported as such, never as passed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .observe import Observation, Observed
 from .spec import Expected, ExpectedCall
 
-__all__ = ["CHECKS", "Check", "Failure", "run_checks"]
+__all__ = ["CHECKS", "REASON_RULES", "STATUSES", "Check", "Failure", "Judgement", "run_checks"]
+
+STATUSES = ("ready", "rejected")
+"""The statuses of the contract."""
+
+REASON_RULES: dict[str, tuple[str, ...]] = {
+    "truncated": ("C3",),
+    "filtered": ("C3",),
+    "provider_finish": ("C3",),
+    "stream_error": ("C3", "T4"),
+    "unfinished": ("C2",),
+    "interrupted": ("C2", "C3"),
+    "cancelled": ("C6",),
+    "malformed_json": ("V1",),
+    "schema_violation": ("V2",),
+    "unknown_tool": ("V3",),
+    "missing_id": ("V4",),
+    "missing_name": ("V4",),
+    "duplicate_id": ("V4", "A3"),
+    "too_large": ("V5",),
+    "protocol_error": ("R", "A3", "A5", "T3", "T4", "V4"),
+}
+"""The rules a call breaks when it is released ready although it must be rejected for a reason:
+the rule that demands the rejection."""
+
+
+_TRANSPORT = ("T1", "T2", "T3", "T4")
+"""A result that comes out wrong from a stream differing only in its transport (a split, a line
+ending, a field spelling) proves the transport rule the scenario is about."""
+_ROUTING = ("A5", "A6", "A7", *_TRANSPORT)
+"""A call missing, merged or invented breaks routing, unless the transport broke it."""
 
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """A check that failed, with what it saw."""
+    """A check that failed, with what it saw and the rules the failure proves."""
 
     check: str
     rules: tuple[str, ...]
     message: str
 
 
-CheckFunction = Callable[[Expected, Observation], list[str]]
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing a check found wrong, and the rules it may prove (narrowed by the scenario)."""
+
+    message: str
+    rules: tuple[str, ...]
+
+
+CheckFunction = Callable[[Expected, Observation, Collection[str]], list[Problem]]
 
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """A named check and the rules it certifies."""
+    """A named check: the rules it can prove and what it reads."""
 
     name: str
     rules: tuple[str, ...]
     function: CheckFunction
     safety: bool = False
     """Applies to every expectation kind: a failure here means an unsafe outcome."""
+    observes: tuple[str, ...] = ()
+    """The observables it reads; where one is not exposed, the check is not observable."""
+
+    def applies_to(self, kind: str) -> bool:
+        """True when the check judges a scenario whose expectation is of ``kind``."""
+        if kind == "must-not":
+            return self.safety or self.name == "nothing_ready"
+        if kind == "impl-defined":
+            return self.safety
+        return self.name != "nothing_ready"
 
 
-def _no_crash(expected: Expected, seen: Observation) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """The checks' verdict on one chunking."""
+
+    failures: tuple[Failure, ...]
+    not_observable: tuple[str, ...]
+    """Checks that applied but read something the implementation does not expose."""
+
+
+def _no_crash(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:
     if seen.error is None or seen.timed_out:  # a hang is no_hang's
         return []
     last = seen.error.strip().splitlines()[-1]
-    return [f"the implementation raised {last}"]
+    return [Problem(f"the implementation raised {last}", ("V6",))]
 
 
-def _no_hang(expected: Expected, seen: Observation) -> list[str]:
-    return (
-        ["the implementation did not finish within the per-case timeout"] if seen.timed_out else []
-    )
+def _no_hang(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:
+    if not seen.timed_out:
+        return []
+    return [Problem("the implementation did not finish within the per-case timeout", ("V5",))]
 
 
-def _released_once(expected: Expected, seen: Observation) -> list[str]:
+def _contract(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:
+    """Every result speaks the contract: a known status, a reason exactly when rejected."""
+    problems = []
+    for result in seen.results:
+        where = _where(result.key)
+        if result.status not in STATUSES:
+            problems.append(
+                Problem(
+                    f"call {where} has status {_show(result.status)}, which is not in the "
+                    f"contract (a result is {' or '.join(STATUSES)})",
+                    ("V6",),
+                )
+            )
+        elif result.status == "rejected" and "reason" in exposed and not result.reason:
+            problems.append(Problem(f"call {where} is rejected without a reason", ("V6",)))
+    return problems
+
+
+def _released_once(
+    expected: Expected, seen: Observation, exposed: Collection[str]
+) -> list[Problem]:
     counts: dict[tuple[Any, Any], int] = {}
     for result in seen.results:
         counts[result.key] = counts.get(result.key, 0) + 1
-    return [f"call {_where(key)} was released {n} times" for key, n in counts.items() if n > 1]
+    return [
+        Problem(f"call {_where(key)} was released {n} times", ("E3", "A6"))
+        for key, n in counts.items()
+        if n > 1
+    ]
 
 
-def _calls_released(expected: Expected, seen: Observation) -> list[str]:
+def _calls_released(
+    expected: Expected, seen: Observation, exposed: Collection[str]
+) -> list[Problem]:
     if seen.error is not None or seen.timed_out:
         return []
-    want = {(call.choice, call.index) for call in expected.calls}
+    # Without statuses a call that must be rejected may rightly never be handed back.
+    want = {
+        (call.choice, call.index)
+        for call in expected.calls
+        if call.status == "ready" or "status" in exposed
+    }
+    every = {(call.choice, call.index) for call in expected.calls}
     got = {result.key for result in seen.results}
-    problems = [f"call {_where(key)} was never released" for key in sorted(want - got)]
+    problems = [
+        Problem(f"call {_where(key)} was never released", (*_ROUTING, "C2"))
+        for key in sorted(want - got)
+    ]
     problems += [
-        f"an unexpected call {_where(key)} was released" for key in sorted(got - want, key=str)
+        Problem(f"an unexpected call {_where(key)} was released", _ROUTING)
+        for key in sorted(got - every, key=str)
     ]
     return problems
 
 
-def _safe(expected: Expected, seen: Observation) -> list[str]:
-    """A call released as ready must be one that is truly ready, with its true arguments."""
+def _safe(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:
+    """A call released ready must be one that is truly ready, with its true arguments."""
     problems = []
     for result in seen.results:
         if result.status != "ready":
             continue
         call = _expected_for(expected, result)
-        if call is None or call.status != "ready":
-            reason = "it does not exist" if call is None else f"it must be rejected {call.reason}"
-            problems.append(f"call {_where(result.key)} was released ready but {reason}")
+        where = _where(result.key)
+        if call is None:
+            problems.append(
+                Problem(f"call {where} was released ready but it does not exist", _ROUTING)
+            )
+        elif call.status != "ready":
+            problems.append(
+                Problem(
+                    f"call {where} was released ready but it must be rejected {call.reason}",
+                    _reason_rules(call.reason),
+                )
+            )
         elif call.name is not None and result.name != call.name:
             problems.append(
-                f"call {_where(result.key)} was released ready as {_show(result.name)}, "
-                f"but it calls {_show(call.name)}"
+                Problem(
+                    f"call {where} was released ready as {_show(result.name)}, "
+                    f"but it calls {_show(call.name)}",
+                    ("A3", "A4", "A5", *_TRANSPORT),
+                )
             )
-        elif call.check_arguments and result.arguments != call.arguments:
+        elif call.check_arguments and "arguments" in exposed and result.arguments != call.arguments:
             problems.append(
-                f"call {_where(result.key)} was released ready with arguments "
-                f"{_show(result.arguments)} instead of {_show(call.arguments)}"
+                Problem(
+                    f"call {where} was released ready with arguments "
+                    f"{_show(result.arguments)} instead of {_show(call.arguments)}",
+                    ("A2", "A5", "A6", *_TRANSPORT),
+                )
             )
     return problems
 
 
-def _nothing_ready(expected: Expected, seen: Observation) -> list[str]:
-    return [
-        f"call {_where(result.key)} was released ready; this stream must not yield a runnable call"
-        for result in seen.results
-        if result.status == "ready"
-    ]
+def _nothing_ready(
+    expected: Expected, seen: Observation, exposed: Collection[str]
+) -> list[Problem]:
+    problems = []
+    for result in seen.results:
+        if result.status != "ready":
+            continue
+        call = _expected_for(expected, result)
+        rules = _reason_rules(call.reason) if call is not None else ("C3", "V1")
+        problems.append(
+            Problem(
+                f"call {_where(result.key)} was released ready; "
+                "this stream must not yield a runnable call",
+                rules,
+            )
+        )
+    return problems
 
 
-def _status(expected: Expected, seen: Observation) -> list[str]:
+def _status(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:
+    """A call that must be ready was rejected (a ready call that must be rejected is
+    ``safe_release``'s: the same problem is not reported twice)."""
     problems = []
     for call, result in _pairs(expected, seen):
-        if result.status != call.status:
-            want = call.status if call.reason is None else f"{call.status} ({call.reason})"
-            problems.append(f"call {_where(result.key)} is {result.status}, expected {want}")
+        if call.status == "ready" and result.status == "rejected":
+            problems.append(
+                Problem(
+                    f"call {_where(result.key)} is rejected"
+                    + (f" {result.reason}" if result.reason else "")
+                    + ", expected ready",
+                    ("C1", "A1", "A2", *_TRANSPORT),
+                )
+            )
     return problems
 
 
-def _reason(expected: Expected, seen: Observation) -> list[str]:
+def _reason(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:
     return [
-        f"call {_where(result.key)} was rejected {result.reason!r}, expected {call.reason!r}"
+        Problem(
+            f"call {_where(result.key)} was rejected {_show(result.reason)}, "
+            f"expected {call.reason!r}",
+            ("V6",),
+        )
         for call, result in _pairs(expected, seen)
-        if call.status == result.status == "rejected" and result.reason != call.reason
+        if call.status == result.status == "rejected"
+        and call.reason is not None
+        and result.reason != call.reason
     ]
 
 
-def _text_exact(expected: Expected, seen: Observation) -> list[str]:
+def _text_exact(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:
     return [
-        f"call {_where(result.key)} has arguments_text {_show(result.arguments_text)}, "
-        f"expected {_show(call.arguments_text)}"
+        Problem(
+            f"call {_where(result.key)} has arguments_text {_show(result.arguments_text)}, "
+            f"expected {_show(call.arguments_text)}",
+            ("A2", *_TRANSPORT),
+        )
         for call, result in _pairs(expected, seen)
-        if call.arguments_text is not None and result.arguments_text != call.arguments_text
+        if call.arguments_text is not None
+        and result.arguments_text != call.arguments_text
+        and not _empty_arguments_completed(call, result)
     ]
 
 
-def _identity(expected: Expected, seen: Observation) -> list[str]:
+def _empty_arguments_completed(call: ExpectedCall, result: Observed) -> bool:
+    """A parameterless call whose arguments never arrived may be handed back as ``{}``: the
+    rules complete it so (REQUIREMENTS.md, "How a stream ends decides what its calls become")."""
+    return call.arguments_text == "" and result.arguments_text == "{}"
+
+
+def _identity(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:
     problems = []
     synthetic: dict[Any, tuple[Any, Any]] = {}
+    real = {call.id for call in expected.calls if call.id}
     for call, result in _pairs(expected, seen):
+        where = _where(result.key)
         if call.name is not None and result.name != call.name:
             problems.append(
-                f"call {_where(result.key)} is named {_show(result.name)}, "
-                f"expected {_show(call.name)}"
+                Problem(
+                    f"call {where} is named {_show(result.name)}, expected {_show(call.name)}",
+                    ("A4", *_TRANSPORT) if not result.name else ("A3", *_TRANSPORT),
+                )
             )
+        if "ids" not in exposed:
+            continue
         if call.synthetic_id:
             if call.status == "ready" and (not isinstance(result.id, str) or not result.id):
                 problems.append(
-                    f"call {_where(result.key)} needs a made-up id, got {_show(result.id)}"
+                    Problem(f"call {where} needs a made-up id, got {_show(result.id)}", ("V4",))
                 )
             elif result.id in synthetic:
                 problems.append(
-                    f"calls {_where(synthetic[result.id])} and {_where(result.key)} "
-                    f"share id {result.id!r}"
+                    Problem(
+                        f"calls {_where(synthetic[result.id])} and {where} share id {result.id!r}",
+                        ("V4",),
+                    )
+                )
+            elif result.id in real:
+                problems.append(
+                    Problem(
+                        f"call {where} was given the made-up id {result.id!r}, "
+                        "which another call of the stream really has",
+                        ("V4",),
+                    )
                 )
             synthetic[result.id] = result.key
         elif call.id is not None and result.id != call.id:
             problems.append(
-                f"call {_where(result.key)} has id {_show(result.id)}, expected {_show(call.id)}"
+                Problem(
+                    f"call {where} has id {_show(result.id)}, expected {_show(call.id)}",
+                    ("A4", "E2", *_TRANSPORT) if not result.id else ("A3", "E2", *_TRANSPORT),
+                )
             )
     return problems
 
 
-def _no_premature_release(expected: Expected, seen: Observation) -> list[str]:
+def _no_premature_release(
+    expected: Expected, seen: Observation, exposed: Collection[str]
+) -> list[Problem]:
     problems = []
     for release in seen.releases:
         call = _expected_for(expected, release.result)
@@ -172,13 +344,19 @@ def _no_premature_release(expected: Expected, seen: Observation) -> list[str]:
             and release.offset < call.release_offset
         ):
             problems.append(
-                f"call {_where(release.result.key)} was released after byte {release.offset}, "
-                f"before its completion signal ended at byte {call.release_offset}"
+                Problem(
+                    f"call {_where(release.result.key)} was released after byte "
+                    f"{release.offset}, before its completion signal ended at byte "
+                    f"{call.release_offset}",
+                    ("C4",),
+                )
             )
     return problems
 
 
-def _release_order(expected: Expected, seen: Observation) -> list[str]:
+def _release_order(
+    expected: Expected, seen: Observation, exposed: Collection[str]
+) -> list[Problem]:
     problems = []
     batches: dict[int, list[Observed]] = {}
     for release in seen.releases:
@@ -191,57 +369,97 @@ def _release_order(expected: Expected, seen: Observation) -> list[str]:
             ordered = False
         if not ordered:
             problems.append(
-                f"results released together by chunk {chunk} are not in index order: {keys}"
+                Problem(
+                    f"results released together by chunk {chunk} are not in index order: {keys}",
+                    ("E4",),
+                )
             )
     return problems
 
 
-def _findings(expected: Expected, seen: Observation) -> list[str]:
+def _findings(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:
     if seen.findings is None or seen.error is not None:
         return []
     problems = []
     if missing := expected.findings - seen.findings:
-        problems.append(f"findings not recorded: {', '.join(sorted(missing))}")
+        problems.append(Problem(f"findings not recorded: {', '.join(sorted(missing))}", ("R",)))
     if extra := seen.findings - expected.findings:
         problems.append(
-            f"findings recorded that the stream does not have: {', '.join(sorted(extra))}"
+            Problem(
+                f"findings recorded that the stream does not have: {', '.join(sorted(extra))}",
+                ("R",),
+            )
         )
     return problems
 
 
+_REJECTIONS = tuple(dict.fromkeys(rule for rules in REASON_RULES.values() for rule in rules))
+"""Every rule a call released ready against its expected rejection can break."""
+
 CHECKS = (
     Check("no_crash", ("V6",), _no_crash, safety=True),
     Check("no_hang", ("V5",), _no_hang, safety=True),
-    Check("safe_release", ("C3", "C4", "V1"), _safe, safety=True),
-    Check("released_once", ("A6", "E3"), _released_once, safety=True),
-    Check("nothing_ready", ("C3", "V1"), _nothing_ready),
-    Check("calls_released", ("A5", "A6", "A7", "C2"), _calls_released),
-    Check("status", ("C1", "C2", "C3"), _status),
-    Check("reason", ("V6",), _reason),
-    Check("text_exact", ("A2",), _text_exact),
-    Check("identity", ("A3", "A4", "V4"), _identity),
-    Check("no_premature_release", ("C4",), _no_premature_release),
+    Check("contract", ("V6",), _contract, safety=True),
+    Check(
+        "safe_release",
+        tuple(dict.fromkeys(("A2", "A3", "A4", *_ROUTING, *_REJECTIONS))),
+        _safe,
+        safety=True,
+    ),
+    Check("released_once", ("E3", "A6"), _released_once, safety=True),
+    Check("nothing_ready", (*_REJECTIONS, "C3", "V1"), _nothing_ready),
+    Check("calls_released", (*_ROUTING, "C2"), _calls_released),
+    Check("status", ("C1", "A1", "A2", *_TRANSPORT), _status, observes=("status",)),
+    Check("reason", ("V6",), _reason, observes=("status", "reason")),
+    Check("text_exact", ("A2", *_TRANSPORT), _text_exact, observes=("arguments_text",)),
+    Check("identity", ("A3", "A4", "V4", "E2", *_TRANSPORT), _identity),
+    Check("no_premature_release", ("C4",), _no_premature_release, observes=("incremental",)),
     Check("release_order", ("E4",), _release_order),
-    Check("findings", ("R",), _findings),
+    Check("findings", ("R",), _findings, observes=("findings",)),
 )
 
 
-def run_checks(expected: Expected, seen: Observation, kind: str) -> list[Failure]:
-    """Every failure of the checks that apply to an expectation of ``kind``."""
-    failures = []
+def run_checks(
+    expected: Expected,
+    seen: Observation,
+    kind: str,
+    exposed: Collection[str],
+    cited: Sequence[str] = (),
+) -> Judgement:
+    """Judge ``seen`` by every check that applies to an expectation of ``kind`` and that can
+    observe what it reads in ``exposed``; each failure filed under the rules it proves,
+    narrowed to those of ``cited`` (the scenario's rules) where it could prove several."""
+    failures: list[Failure] = []
+    not_observable: list[str] = []
     for check in CHECKS:
-        if kind == "must-not":
-            applies = check.safety or check.name == "nothing_ready"
-        elif kind == "impl-defined":
-            applies = check.safety
-        else:
-            applies = check.name != "nothing_ready"
-        if applies:
-            failures += [
-                Failure(check.name, check.rules, message)
-                for message in check.function(expected, seen)
-            ]
-    return failures
+        if not check.applies_to(kind):
+            continue
+        if not _observable(check, seen, exposed):
+            not_observable.append(check.name)
+            continue
+        failures += [
+            Failure(check.name, _narrow(problem.rules, cited), problem.message)
+            for problem in check.function(expected, seen, exposed)
+        ]
+    return Judgement(tuple(failures), tuple(not_observable))
+
+
+def _observable(check: Check, seen: Observation, exposed: Collection[str]) -> bool:
+    if not all(name in exposed for name in check.observes):
+        return False
+    # Findings are observable only from an implementation that keeps a list of them.
+    return check.name != "findings" or seen.findings is not None
+
+
+def _narrow(rules: tuple[str, ...], cited: Sequence[str]) -> tuple[str, ...]:
+    """The rules of ``rules`` the scenario cites, or else the first: the one the problem
+    proves by itself."""
+    chosen = tuple(rule for rule in rules if rule in cited)
+    return chosen or rules[:1]
+
+
+def _reason_rules(reason: str | None) -> tuple[str, ...]:
+    return REASON_RULES.get(reason or "", ("V6",))
 
 
 def _pairs(expected: Expected, seen: Observation) -> list[tuple[ExpectedCall, Observed]]:

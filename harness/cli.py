@@ -131,9 +131,9 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         help="run the scenario corpus against an implementation",
         description=(
-            "Run every case (scenario × the claimed profile × splitting) on the implementation "
+            "Run every case (scenario × the declared profile × splitting) on the implementation "
             "in worker processes, each stream within a timeout; write the report folder and "
-            "print a summary. Exits 0 when every claimed case passed, 1 when any failed, 2 on "
+            "print a summary. Exits 0 when every case that ran passed, 1 when any failed, 2 on "
             "scenario or usage errors, 3 when the harness itself failed."
         ),
     )
@@ -398,7 +398,7 @@ def _parser() -> argparse.ArgumentParser:
         description=(
             "Run the corpus on each installed http: adapter (openai, openai-stream-helper, "
             "langchain, litellm) through the normal runner, writing each one's report folder, "
-            "then matrix.md and matrix.html: library × rule, pass / fail / not claimed, each "
+            "then matrix.md and matrix.html: library × rule, pass / fail / not observable, each "
             "failure with its repro. Exits 0 once the matrix is written."
         ),
     )

@@ -1,4 +1,4 @@
-"""Connectables: how an implementation reaches the harness, and what it claims.
+"""Connectables: how an implementation reaches the harness, and what it exposes.
 
 A connectable is a string naming an implementation of the contract in DESIGN.md (after Bowtie):
 
@@ -6,17 +6,24 @@ A connectable is a string naming an implementation of the contract in DESIGN.md 
   called once per stream and returns an object with ``feed(bytes)`` and ``close()``.
 - ``cmd:PROGRAM ARGS`` — any program speaking the JSON-lines pipe protocol on its stdin and
   stdout: see ``harness.pipe`` and ``docs/pipe-protocol.md``. ``cmd+validate:…`` also checks
-  every message against the protocol's schema. Its claims come from its ``start`` answer.
+  every message against the protocol's schema. Its declaration comes from its ``start`` answer.
 - ``http:<library>`` — a client library run against the provider emulator: see
   ``harness.adapters``.
 
-A ``py:`` implementation declares what it claims in a ``CLAIMS`` mapping, on the factory or else
+An implementation is judged on every rule whose effect it exposes, whatever it intends. It
+declares only what it *exposes* (:data:`OBSERVABLES`), the profile it follows and the dialect
+it reads. A ``py:`` implementation does so in a ``CALLSTREAM`` mapping, on the factory or else
 in its module::
 
-    CLAIMS = {"rules": ["A", "C", "V", "T", "E"], "profile": "lenient", "dialect": "openai-chat"}
+    CALLSTREAM = {"profile": "lenient", "dialect": "openai-chat",
+                  "observables": ["incremental", "status", "reason", "arguments_text",
+                                  "arguments", "ids", "choices", "findings"]}
 
-Without one it claims every rule group under the lenient profile. A case that needs something
-unclaimed is reported "not claimed", never run and never passed.
+Every key is optional: without one, everything is observable under the lenient profile. A check
+whose observable is missing is reported *not observable* for the case, never passed; a scenario
+with several choices, run on an implementation that does not expose ``choices``, is reported
+*unsupported* (a declared non-feature, visible in every report); a scenario written for another
+profile or dialect is *not applicable*.
 """
 
 from __future__ import annotations
@@ -27,58 +34,100 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 from .errors import UsageError
-from .rules import RULES, rule_group
 from .spec import Scenario
 
-__all__ = ["DIALECTS", "GROUPS", "PROFILES", "Claims", "Implementation", "load_implementation"]
+__all__ = [
+    "DIALECTS",
+    "OBSERVABLES",
+    "PROFILES",
+    "Applicability",
+    "Declaration",
+    "Implementation",
+    "choice_count",
+    "declaration_from",
+    "load_implementation",
+]
 
-GROUPS: tuple[str, ...] = tuple(sorted({rule_group(rule) for rule in RULES}))
-"""The rule groups an implementation may claim."""
 PROFILES = ("lenient", "strict")
 DIALECTS = ("openai-chat", "openai-responses", "anthropic-messages")
-"""The dialects of DESIGN.md an implementation may claim."""
+"""The dialects of DESIGN.md an implementation may read."""
 SCENARIO_DIALECT = "openai-chat"
 """The dialect every scenario is rendered in (the only one ``harness.render`` speaks)."""
 
+OBSERVABLES: dict[str, str] = {
+    "incremental": "feed() may release a result before close(), so release timing is observable",
+    "status": "results say ready or rejected; without it every result handed back is ready, "
+    "and a call not handed back was refused",
+    "reason": "a rejected result carries a machine-readable reason",
+    "arguments_text": "the argument text is handed back as it was assembled",
+    "arguments": "the parsed arguments are handed back",
+    "ids": "each call's id is handed back",
+    "choices": "several choices of one response are assembled apart",
+    "findings": "the quirks met in the stream are recorded (a findings list)",
+}
+"""What an implementation can expose, each with what it means. A check runs where the
+observables it reads are exposed."""
+
+Applicability = Literal["unsupported", "not_applicable"]
+
 
 @dataclass(frozen=True, slots=True)
-class Claims:
-    """What an implementation says it does: rule groups, one profile, one dialect."""
+class Declaration:
+    """What an implementation exposes, the profile it follows and the dialect it reads."""
 
-    groups: frozenset[str] = frozenset(GROUPS)
     profile: str = "lenient"
     dialect: str = "openai-chat"
+    observables: frozenset[str] = frozenset(OBSERVABLES)
 
-    def unclaimed(self, scenario: Scenario) -> str | None:
-        """Why ``scenario`` is outside these claims, or None when it is claimed."""
+    def exposes(self, observable: str) -> bool:
+        """True when ``observable`` (a key of :data:`OBSERVABLES`) is exposed."""
+        return observable in self.observables
+
+    def skips(self, scenario: Scenario) -> tuple[Applicability, str] | None:
+        """Why ``scenario`` is not run on this implementation, or None when it is: another
+        dialect or profile (``not_applicable``), or several choices where the implementation
+        assembles one (``unsupported``, a declared non-feature)."""
         if self.dialect != SCENARIO_DIALECT:
-            return (
-                f"the implementation claims the {self.dialect} dialect; "
+            return "not_applicable", (
+                f"the implementation reads the {self.dialect} dialect; "
                 f"the scenario is in {SCENARIO_DIALECT}"
             )
         if self.profile not in scenario.profiles:
             listed = ", ".join(scenario.profiles) or "none"
-            return (
-                f"the implementation claims the {self.profile} profile; "
+            return "not_applicable", (
+                f"the implementation follows the {self.profile} profile; "
                 f"the scenario runs under {listed}"
             )
-        missing = [rule for rule in scenario.rules if rule_group(rule) not in self.groups]
-        if missing:
-            groups = sorted({rule_group(rule) for rule in missing})
-            which = (
-                f"rule group {groups[0]} is"
-                if len(groups) == 1
-                else f"rule groups {', '.join(groups)} are"
+        if not self.exposes("choices") and (count := choice_count(scenario)) > 1:
+            return "unsupported", (
+                f"the implementation assembles a single choice; the stream has {count}"
             )
-            return f"{which} not claimed (the scenario cites {', '.join(missing)})"
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        """The claims in the shape an implementation writes them."""
-        return {"rules": sorted(self.groups), "profile": self.profile, "dialect": self.dialect}
+        """The declaration as reports show it (and as an implementation writes it)."""
+        return {
+            "profile": self.profile,
+            "dialect": self.dialect,
+            "observables": [name for name in OBSERVABLES if name in self.observables],
+        }
+
+
+def choice_count(scenario: Scenario) -> int:
+    """How many choices the scenario's stream carries: its plan's or, for a literal stream, up
+    to the highest choice index its payloads or its expectations name."""
+    spec = scenario.spec
+    seen: set[Any] = {
+        call.choice for expected in (spec.expected or {}).values() for call in expected.calls
+    }
+    for payload in spec.literal_events or ():
+        data = payload.get("data", payload) if isinstance(payload, dict) else payload
+        if isinstance(data, dict) and isinstance(data.get("choices"), list):
+            seen |= {c.get("index") for c in data["choices"] if isinstance(c, dict)}
+    return max(spec.choices, 1 + max((c for c in seen if isinstance(c, int)), default=0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +139,7 @@ class Implementation:
     name: str
     """``module:factory``, for titles."""
     factory: Callable[..., Any]
-    claims: Claims
+    declaration: Declaration
 
 
 def load_implementation(spec: str) -> Implementation:
@@ -128,10 +177,19 @@ def load_implementation(spec: str) -> Implementation:
             f"{spec!r}: {module_name}:{attribute} is a {type(factory).__name__}, not a factory "
             "(a callable taking tools= and limits=)"
         )
-    claims = getattr(factory, "CLAIMS", None)
-    if claims is None:
-        claims = getattr(module, "CLAIMS", None)
-    return Implementation(spec, f"{module_name}:{attribute}", factory, _claims(spec, claims))
+    for owner in (factory, module):
+        if hasattr(owner, "CLAIMS"):
+            raise UsageError(
+                f"{spec!r}: CLAIMS is no longer read: an implementation is judged on every rule "
+                "whose effect it exposes. Rename it CALLSTREAM and keep 'profile' and 'dialect'; "
+                "list what you cannot expose by leaving it out of 'observables' (see "
+                "docs/contract.md)"
+            )
+    raw = getattr(factory, "CALLSTREAM", None)
+    if raw is None:
+        raw = getattr(module, "CALLSTREAM", None)
+    declaration = declaration_from(raw, f"{spec!r}: CALLSTREAM")
+    return Implementation(spec, f"{module_name}:{attribute}", factory, declaration)
 
 
 def _import(spec: str, module_name: str) -> ModuleType:
@@ -147,22 +205,22 @@ def _import(spec: str, module_name: str) -> ModuleType:
         ) from None
 
 
-def _claims(spec: str, raw: Any) -> Claims:
+def declaration_from(raw: Any, where: str) -> Declaration:
+    """The :class:`Declaration` a ``CALLSTREAM`` mapping (or a pipe program's ``start`` answer)
+    spells out; None means every default. A :class:`UsageError` names ``where`` and the key."""
     if raw is None:
-        return Claims()
-    where = f"{spec!r}: CLAIMS"
+        return Declaration()
     if not isinstance(raw, Mapping):
         raise UsageError(f"{where} must be a mapping, not {type(raw).__name__}")
-    unknown = sorted(set(raw) - {"rules", "profile", "dialect"})
-    if unknown:
-        raise UsageError(f"{where} has unknown keys {unknown}; known: rules, profile, dialect")
-    groups = raw.get("rules", GROUPS)
-    if not isinstance(groups, list | tuple) or not all(isinstance(g, str) for g in groups):
-        raise UsageError(f"{where}['rules'] must be a list of rule groups such as ['A', 'C']")
-    if bad := [group for group in groups if group not in GROUPS]:
+    if "rules" in raw:
         raise UsageError(
-            f"{where}['rules'] names {', '.join(map(repr, bad))}; "
-            f"rule groups are {', '.join(GROUPS)}"
+            f"{where} names 'rules': claims of intent are gone, every implementation is judged "
+            "on every rule whose effect it exposes; declare 'observables' instead"
+        )
+    unknown = sorted(set(raw) - {"profile", "dialect", "observables"})
+    if unknown:
+        raise UsageError(
+            f"{where} has unknown keys {unknown}; known: profile, dialect, observables"
         )
     profile = raw.get("profile", "lenient")
     if profile not in PROFILES:
@@ -170,4 +228,14 @@ def _claims(spec: str, raw: Any) -> Claims:
     dialect = raw.get("dialect", "openai-chat")
     if dialect not in DIALECTS:
         raise UsageError(f"{where}['dialect'] is {dialect!r}; expected one of {DIALECTS}")
-    return Claims(frozenset(groups), profile, dialect)
+    observables = raw.get("observables", list(OBSERVABLES))
+    if not isinstance(observables, list | tuple) or not all(
+        isinstance(name, str) for name in observables
+    ):
+        raise UsageError(f"{where}['observables'] must be a list such as ['status', 'ids']")
+    if bad := [name for name in observables if name not in OBSERVABLES]:
+        raise UsageError(
+            f"{where}['observables'] names {', '.join(map(repr, bad))}; "
+            f"observables are {', '.join(OBSERVABLES)}"
+        )
+    return Declaration(profile, dialect, frozenset(observables))

@@ -269,7 +269,7 @@ def minimise(
     the same check. Hypothesis shrinks the choices that drew the stream; this shrinks the
     stream itself, so a call that only came along for the ride goes."""
     wanted = case.failures[0].check if case.failures else None
-    profile = implementation.claims.profile
+    profile = implementation.declaration.profile
     reference = load_implementation(_REFERENCES[profile]).factory
     (splitting,) = scenario.splittings or (Splitting("whole"),)
     progress = True
@@ -282,7 +282,13 @@ def minimise(
             if run_case(trial, profile, splitting, reference).outcome != "passed":
                 continue
             with _time_limit(timeout):
-                again = run_case(trial, profile, splitting, implementation.factory)
+                again = run_case(
+                    trial,
+                    profile,
+                    splitting,
+                    implementation.factory,
+                    implementation.declaration.observables,
+                )
             if again.outcome == "failed" and again.failures and again.failures[0].check == wanted:
                 scenario, case, progress = trial, again, True
                 break
@@ -314,13 +320,13 @@ def _search(
     seed, until the budget or the time is spent or a failure is found and shrunk."""
     outcome = _Outcome()
     db = database_for(search.database, profile=search.profile, writable=search.database_writable)
-    claimed_profile = implementation.claims.profile
+    claimed_profile = implementation.declaration.profile
     failing: list[tuple[Scenario, CaseResult]] = []
 
     shrink_until: list[float] = []
 
     def check(scenario: Scenario, splitting_for: Callable[[bytes], Splitting]) -> None:
-        assume(implementation.claims.unclaimed(scenario) is None)
+        assume(implementation.declaration.skips(scenario) is None)
         data = render(scenario.spec).data
         splitting = splitting_for(data)
         # Stop only once every draw of the example is made: Hypothesis replays examples from
@@ -333,7 +339,13 @@ def _search(
             raise _Stop  # shrinking ran out of time: keep the smallest failure seen so far
         outcome.examples += 1
         with _time_limit(search.timeout):
-            case = run_case(scenario, claimed_profile, splitting, implementation.factory)
+            case = run_case(
+                scenario,
+                claimed_profile,
+                splitting,
+                implementation.factory,
+                implementation.declaration.observables,
+            )
         if case.outcome == "failed":
             if outcome.found_after is None:
                 outcome.found_after = outcome.examples
@@ -648,7 +660,7 @@ def _write_report(
                 "implementation": {
                     "connectable": implementation.connectable,
                     "name": implementation.name,
-                    "claims": implementation.claims.to_dict(),
+                    "declaration": implementation.declaration.to_dict(),
                 },
                 "argv": argv,
                 "scenarios": 0 if result.found is None else 1,

@@ -2,7 +2,7 @@
 
 ``py:harness.implementations:reference`` (lenient, the default of ``callstream run``) and
 ``py:harness.implementations:reference_strict``. The harness treats them like any other
-implementation: it loads them by name and knows only what their ``CLAIMS`` say.
+implementation: it loads them by name and knows only what their ``CALLSTREAM`` declarations say.
 """
 
 from __future__ import annotations
@@ -26,14 +26,9 @@ class ReferenceFactory:
     profile: Literal["lenient", "strict"]
 
     @property
-    def CLAIMS(self) -> dict[str, Any]:
-        """Every rule group, the route rules (R) too: it handles each quirk as its profile says
-        and records it as a finding."""
-        return {
-            "rules": ["A", "C", "V", "T", "E", "R"],
-            "profile": self.profile,
-            "dialect": "openai-chat",
-        }
+    def CALLSTREAM(self) -> dict[str, Any]:
+        """Its profile; it exposes everything, its findings too (each quirk recorded)."""
+        return {"profile": self.profile, "dialect": "openai-chat"}
 
     def __call__(self, *, tools: Sequence[Tool], limits: Limits) -> Assembler:
         """An assembler for one stream offering ``tools``."""

@@ -28,8 +28,8 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from .adapters import ADAPTERS, HttpAdapter, installed
-from .case import CaseResult
-from .connect import load_implementation
+from .case import OUTCOMES, CaseResult
+from .connect import OBSERVABLES, load_implementation
 from .errors import UsageError
 from .implementations import reference
 from .observe import observe
@@ -45,20 +45,23 @@ from .report import (
     _h,
     _html_scenario,
     _md,
+    _md_block,
     _md_code,
     _plural,
     _summary_scenario,
     _verdicts,
     _version,
+    _visible,
     load_report,
     page_head,
     rule_table,
 )
-from .rules import NOT_CERTIFIABLE, RULES
+from .rules import NOT_CERTIFIABLE, RULE_TEXT, RULES
 from .runner import make_progress, run, select_scenarios
 from .scenario import default_corpus, load_scenarios
 from .spec import Scenario, Splitting
 from .split import parse_splitting
+from .triage import BUGS, Triage, load_bugs, triage
 
 __all__ = [
     "MATRIX_SPLITTINGS",
@@ -156,17 +159,22 @@ def run_matrix(
 
 
 def render_matrix(out: Path) -> list[Path]:
-    """Render ``matrix.md`` and ``matrix.html`` from ``out/matrix.json`` and the reports it
-    names; the files written. The same files always give the same bytes."""
+    """Render ``matrix.md`` and ``matrix.html`` from ``out/matrix.json``, the reports it names
+    and the reviewed known bugs (``out/bugs.yaml``, if there is one); the files written. The
+    same files always give the same bytes."""
     try:
         index = json.loads((out / INDEX).read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise UsageError(f"{out / INDEX}: cannot read the matrix index: {exc}") from None
     columns = [(column, load_report(out / column["folder"] / JSONL)) for column in index["columns"]]
+    known = load_bugs(out / BUGS)
+    triaged = [
+        triage(report.results, known.get(column["adapter"], ())) for column, report in columns
+    ]
     written = []
     for name, text in (
-        ("matrix.md", _markdown(index, columns)),
-        ("matrix.html", _html_page(index, columns)),
+        ("matrix.md", _markdown(index, columns, triaged)),
+        ("matrix.html", _html_page(index, columns, triaged)),
     ):
         path = out / name
         path.write_text(text, encoding="utf-8", newline="\n")
@@ -276,20 +284,23 @@ def _now() -> str:
 
 def _cell(rule: str, tally: RuleTally) -> tuple[str, str]:
     """A rule's standing for one library: (state, short text)."""
-    ran = tally["passed"] + tally["failed"] + tally["errored"]
-    if not tally["scenarios"] and rule in NOT_CERTIFIABLE:
-        return "not_claimed", "n/a"
+    judged = tally["passed"] + tally["failed"] + tally["errored"]
+    if not judged and not tally["not_observable"] and rule in NOT_CERTIFIABLE:
+        return "not_applicable", "n/a"
     if tally["failed"]:
-        return "failed", f"{_SYMBOL['failed']} {tally['failed']}/{ran}"
+        return "failed", f"{_SYMBOL['failed']} {tally['failed']}/{judged}"
     if tally["errored"]:
-        return "errored", f"{_SYMBOL['errored']} {tally['errored']}/{ran}"
+        return "errored", f"{_SYMBOL['errored']} {tally['errored']}/{judged}"
     if tally["passed"]:
         return "passed", f"{_SYMBOL['passed']} {tally['passed']}"
-    return "not_claimed", f"{_SYMBOL['not_claimed']}"
+    for state in ("not_observable", "unsupported"):
+        if tally[state]:
+            return state, f"{_SYMBOL[state]} {_LABEL[state]}"
+    return "not_applicable", _SYMBOL["not_applicable"]
 
 
 def _counts(report: Report) -> dict[str, int]:
-    counts = dict.fromkeys(_LABEL, 0)
+    counts: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
     for result in report.results:
         counts[result["outcome"]] += 1
     return counts
@@ -303,7 +314,7 @@ def _standing(report: Report) -> tuple[str, str]:
         return f"{counts['passed']}/{ran} passed", "red"
     if ran:
         return f"{ran}/{ran} passed", "brightgreen"
-    return "nothing claimed", "lightgrey"
+    return "nothing ran", "lightgrey"
 
 
 def _badge_url(adapter: str, report: Report) -> str:
@@ -315,40 +326,12 @@ def _badge_url(adapter: str, report: Report) -> str:
     return f"https://img.shields.io/badge/{part(adapter)}-{part(message)}-{colour}"
 
 
-def _claims(report: Report) -> str:
-    claims = report.header["implementation"]["claims"]
-    rules: list[str] = claims.get("rules", [])
-    text = _ranges(rules)
-    if claims.get("single_choice"):
-        text += "; one choice"
-    return text
-
-
-def _ranges(rules: Sequence[str]) -> str:
-    """``A1–A7, C1, C3, E1–E4``: consecutive rules of a group folded into a range."""
-    groups: dict[str, list[int]] = {}
-    for rule in rules:
-        if rule[1:].isdigit():
-            groups.setdefault(rule[0], []).append(int(rule[1:]))
-        else:
-            groups.setdefault(rule, [])
-    parts = []
-    for letter, numbers in groups.items():
-        numbers.sort()
-        if not numbers:
-            parts.append(letter)
-            continue
-        start = previous = numbers[0]
-        for number in [*numbers[1:], None]:
-            if number is not None and number == previous + 1:
-                previous = number
-                continue
-            parts.append(
-                f"{letter}{start}" if start == previous else f"{letter}{start}–{letter}{previous}"
-            )
-            if number is not None:
-                start = previous = number
-    return ", ".join(parts)
+def _hidden(report: Report) -> str:
+    """What the library does not expose (``not: incremental, reason``), or ``everything``."""
+    declared = report.header["implementation"]["declaration"]
+    shown = set(declared.get("observables", OBSERVABLES))
+    hidden = [name for name in OBSERVABLES if name not in shown]
+    return f"not: {', '.join(hidden)}" if hidden else "everything"
 
 
 def _versions(column: Mapping[str, Any]) -> str:
@@ -372,20 +355,26 @@ def _intro(index: Mapping[str, Any], columns: Sequence[tuple[Mapping[str, Any], 
 
 
 _READING = (
-    "A cell is a rule's verdict for one library over the scenarios that cite it: "
-    f"{_SYMBOL['passed']} n: all n claimed scenarios passed; {_SYMBOL['failed']} f/n: f of the n "
-    "claimed scenarios failed in at least one splitting; "
-    f"{_SYMBOL['not_claimed']}: not claimed (the library does not claim the rule, or every "
-    "scenario citing it needs something it does not claim); n/a: no scenario can certify the "
-    "rule through the contract. Every result comes out when the stream has ended, so release "
-    "timing (C4) is never claimed."
+    "A cell is a rule's verdict for one library over the scenarios judged on it (those citing "
+    "it, and any in which a check proving it failed): "
+    f"{_SYMBOL['passed']} n: n scenarios showed the rule kept; {_SYMBOL['failed']} f/n: in f of "
+    "the n, a check proving the rule failed in at least one splitting; "
+    f"{_SYMBOL['not_observable']}: every check that could prove the rule reads something the "
+    "library does not expose (results that come out only when the stream has ended cannot show "
+    f"release timing, C4); {_SYMBOL['unsupported']}: a non-feature the library declares (one "
+    "choice only); n/a: no scenario can certify the rule through the contract. Every library "
+    "runs every scenario: what it does not intend to do is judged like the rest."
 )
 
 
 # --- Markdown ---
 
 
-def _markdown(index: Mapping[str, Any], columns: Sequence[tuple[Mapping[str, Any], Report]]) -> str:
+def _markdown(
+    index: Mapping[str, Any],
+    columns: Sequence[tuple[Mapping[str, Any], Report]],
+    triaged: Sequence[Triage],
+) -> str:
     out = [
         "# Third-party assemblers × callstream rules",
         "",
@@ -402,16 +391,17 @@ def _markdown(index: Mapping[str, Any], columns: Sequence[tuple[Mapping[str, Any
         "",
         "## Libraries",
         "",
-        "| Adapter | Versions | Claims | Cases | Passed | Failed | Not claimed | Errored "
-        "| ms/stream |",
-        "|---|---|---|--:|--:|--:|--:|--:|--:|",
+        "| Adapter | Versions | Exposes | Cases | "
+        + " | ".join(_LABEL[outcome].capitalize() for outcome in OUTCOMES)
+        + " | ms/stream |",
+        "|---|---|---|--:|" + "--:|" * len(OUTCOMES) + "--:|",
     ]
     for column, report in columns:
         counts = _counts(report)
         out.append(
             f"| {_md_code(column['connectable'])} | {_md(_versions(column))} | "
-            f"{_md(_claims(report))} | {len(report.results)} | "
-            + " | ".join(str(counts[outcome]) for outcome in _LABEL)
+            f"{_md(_hidden(report))} | {len(report.results)} | "
+            + " | ".join(str(counts[outcome]) for outcome in OUTCOMES)
             + f" | {column['ms_per_stream']:.1f} |"
         )
     tables = [rule_table(report.results) for _, report in columns]
@@ -427,13 +417,14 @@ def _markdown(index: Mapping[str, Any], columns: Sequence[tuple[Mapping[str, Any
     for rule, title in RULES.items():
         cells = [_cell(rule, table[rule])[1] for table in tables]
         out.append(f"| {rule} | {_md(title)} | " + " | ".join(cells) + " |")
-    for column, report in columns:
+    for (column, report), found in zip(columns, triaged, strict=True):
         failing = _failing(report.results)
         verdicts = _verdicts(report.results)
         out += ["", f"## Failures: {_md_code(column['connectable'])}", ""]
         if not failing:
-            out += ["None: every claimed case passed.", ""]
+            out += ["None: every case that ran passed.", ""]
             continue
+        out += _markdown_bugs(found)
         # Folded, so the page stays a table first; GitHub renders Markdown inside <details>.
         out += [
             f"<details><summary>{_plural(len(failing), 'failing scenario')}, each with the "
@@ -447,6 +438,50 @@ def _markdown(index: Mapping[str, Any], columns: Sequence[tuple[Mapping[str, Any
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def _markdown_bugs(found: Triage) -> list[str]:
+    """A library's distinct bugs, each with the rules it breaks (quoted), its cause, its
+    scenarios and its minimal repro; then the failing scenarios no reviewed bug explains."""
+    shown = [bug for bug in found.bugs if bug.failing]
+    out = [f"### Distinct bugs ({len(shown)})", ""]
+    for number, bug in enumerate(shown, 1):
+        out += [
+            f"{number}. **{_md(bug.bug.title)}** ({_md(', '.join(bug.bug.rules))}). "
+            f"Cause: {_md(bug.bug.cause)}. Scenarios ({len(bug.failing)}): "
+            + ", ".join(_md_code(s) for s in bug.failing)
+            + ".",
+            "",
+        ]
+        out += [f"   > {rule}: {_md(RULE_TEXT[rule])}" for rule in bug.bug.rules]
+        if bug.repro is not None:
+            repro = bug.repro
+            first = repro["failures"][0]
+            out += [
+                "",
+                f"   Minimal repro, `{_md(repro['scenario'])}` "
+                f"[{_md(repro['profile'])}-{_md(repro['splitting'])}]: "
+                f"{_md_code(first['check'])} {_md(first['message'])}",
+                "",
+                "   <details><summary>the stream</summary>",
+                "",
+                _indent(_md_block(_visible(repro["repro"] or "")), "   "),
+                "",
+                "   </details>",
+            ]
+        out.append("")
+    if found.untriaged:
+        out += [
+            f"Failing scenarios not yet traced to a bug ({len(found.untriaged)}): "
+            + ", ".join(_md_code(s) for s in found.untriaged)
+            + ".",
+            "",
+        ]
+    return out
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line if line else line for line in text.split("\n"))
+
+
 # --- HTML ---
 
 _MATRIX_CSS = """
@@ -457,12 +492,14 @@ _MATRIX_CSS = """
 
 
 def _html_page(
-    index: Mapping[str, Any], columns: Sequence[tuple[Mapping[str, Any], Report]]
+    index: Mapping[str, Any],
+    columns: Sequence[tuple[Mapping[str, Any], Report]],
+    triaged: Sequence[Triage],
 ) -> str:
     libraries = "".join(
         f"<tr><td><code>{_h(column['connectable'])}</code></td><td>{_h(_versions(column))}</td>"
-        f"<td>{_h(_claims(report))}</td><td class='n'>{len(report.results)}</td>"
-        + "".join(f"<td class='n'>{_counts(report)[o]}</td>" for o in _LABEL)
+        f"<td>{_h(_hidden(report))}</td><td class='n'>{len(report.results)}</td>"
+        + "".join(f"<td class='n'>{_counts(report)[o]}</td>" for o in OUTCOMES)
         + f"<td class='n'>{column['ms_per_stream']:.1f}</td>"
         + f"<td><img alt='{_h(_standing(report)[0])}' "
         f"src='{_h(_badge_url(column['adapter'], report))}'></td></tr>"
@@ -480,7 +517,7 @@ def _html_page(
             cells.append(f'<td class="state {state}">{shown}</td>')
         rows.append(f"<tr><th scope='row'>{_h(rule)}</th><td>{_h(title)}</td>{''.join(cells)}</tr>")
     failures = []
-    for column, report in columns:
+    for (column, report), found in zip(columns, triaged, strict=True):
         failing = _failing(report.results)
         verdicts = _verdicts(report.results)
         groups = "".join(
@@ -491,7 +528,8 @@ def _html_page(
         )
         failures.append(
             f"<section><h2>Failures: <code>{_h(column['connectable'])}</code> "
-            f"({len(failing)} scenarios)</h2>{groups or '<p>None: every claimed case passed.</p>'}"
+            f"({len(failing)} scenarios)</h2>{_html_bugs(found) if failing else ''}"
+            f"{groups or '<p>None: every case that ran passed.</p>'}"
             "</section>"
         )
     parts = [
@@ -503,8 +541,8 @@ def _html_page(
         f"{_h(index['started'])}.</p>",
         "</header><main>",
         "<section><h2>Libraries</h2><table><thead><tr><th>Adapter</th><th>Versions</th>"
-        "<th>Claims</th><th class='n'>Cases</th>"
-        + "".join(f"<th class='n'>{_h(_LABEL[o])}</th>" for o in _LABEL)
+        "<th>Exposes</th><th class='n'>Cases</th>"
+        + "".join(f"<th class='n'>{_h(_LABEL[o])}</th>" for o in OUTCOMES)
         + f"<th class='n'>ms/stream</th><th>Badge</th></tr></thead><tbody>{libraries}</tbody>"
         "</table></section>",
         f"<section><h2>Rules</h2><p class='legend'>{_h(_READING)}</p>"
@@ -516,9 +554,42 @@ def _html_page(
     return "\n".join(parts) + "\n"
 
 
+def _html_bugs(found: Triage) -> str:
+    shown = [bug for bug in found.bugs if bug.failing]
+    items = []
+    for bug in shown:
+        quoted = "".join(
+            f"<blockquote><b>{_h(rule)}</b> {_h(RULE_TEXT[rule])}</blockquote>"
+            for rule in bug.bug.rules
+        )
+        repro = ""
+        if bug.repro is not None:
+            first = bug.repro["failures"][0]
+            repro = (
+                f"<details><summary>minimal repro: <code>{_h(bug.repro['scenario'])}</code> "
+                f"[{_h(bug.repro['profile'])}-{_h(bug.repro['splitting'])}] "
+                f"<code>{_h(first['check'])}</code> {_h(first['message'])}</summary>"
+                f"<pre>{_h(bug.repro['repro'] or '')}</pre></details>"
+            )
+        items.append(
+            f"<li><b>{_h(bug.bug.title)}</b> ({_h(', '.join(bug.bug.rules))}). Cause: "
+            f"{_h(bug.bug.cause)}. Scenarios ({len(bug.failing)}): "
+            + ", ".join(f"<code>{_h(s)}</code>" for s in bug.failing)
+            + f"{quoted}{repro}</li>"
+        )
+    untraced = (
+        f"<p>Failing scenarios not yet traced to a bug ({len(found.untriaged)}): "
+        + ", ".join(f"<code>{_h(s)}</code>" for s in found.untriaged)
+        + "</p>"
+        if found.untriaged
+        else ""
+    )
+    return f"<h3>Distinct bugs ({len(shown)})</h3><ol>{''.join(items)}</ol>{untraced}"
+
+
 def _first_failure(adapter: str, report: Report, rule: str) -> str | None:
-    """The anchor of the first failed case of a scenario citing ``rule``."""
+    """The anchor of the first case in which a check proving ``rule`` failed."""
     for line, result in enumerate(report.results, 2):
-        if result["outcome"] == "failed" and rule in result["rules"]:
+        if any(rule in failure["rules"] for failure in result["failures"]):
             return f"{adapter}-line-{line}"
     return None

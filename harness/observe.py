@@ -9,7 +9,6 @@ Whatever the implementation raises is recorded as its failure, never raised here
 
 from __future__ import annotations
 
-import json
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -139,15 +138,40 @@ def observe(
     )
 
 
-def _plain(value: Any) -> Any:
-    """``value`` as plain JSON data (a copy), or its repr when it is not JSON."""
+def _plain(value: Any, depth: int = 0) -> Any:
+    """``value`` as plain JSON-shaped data, copied exactly: every string keeps each code point
+    (two lone surrogate halves stay two, never one character), numbers keep their value and
+    type (a huge integer, ``nan``), mappings keep their key order. What is not JSON-shaped is
+    kept as its ``repr``, so no check or report can trip over an implementation's objects."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return _exact_scalar(value)
+    if depth < _DEPTH:
+        if isinstance(value, Mapping) and all(isinstance(key, str) for key in value):
+            return {str(key): _plain(item, depth + 1) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [_plain(item, depth + 1) for item in value]
     try:
-        return json.loads(json.dumps(value))
-    except (TypeError, ValueError, RecursionError):
-        try:
-            return f"<not JSON: {value!r:.200}>"
-        except Exception:
-            return f"<not JSON: {type(value).__name__}>"
+        return f"<not JSON: {value!r:.200}>"
+    except Exception:
+        return f"<not JSON: {type(value).__name__}>"
+
+
+def _exact_scalar(value: Any) -> Any:
+    """A scalar as its plain builtin type (an ``int`` or ``str`` subclass such as an enum
+    member becomes the plain value, with the same code points or digits)."""
+    if value is None or type(value) in (str, bool, int, float):
+        return value
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    return str.__str__(value)
+
+
+_DEPTH = 200
+"""Nesting kept of a result's values; deeper values become their repr."""
 
 
 def _findings(asm: Any) -> frozenset[str] | None:

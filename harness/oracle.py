@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from reference_impl import QUIRKS, Tool
+from reference_impl._validate import parse_int, schema_problem, validator_for
 
 from .render import Rendered
 from .spec import CallPlan, Expected, ExpectedCall, StreamSpec
@@ -268,17 +267,18 @@ class _Derivation:
                 return {}, None
             return None, "malformed_json"
         try:
-            value = json.loads(text, parse_constant=_no_constant)
+            value = json.loads(text, parse_constant=_no_constant, parse_int=parse_int)
         except (ValueError, RecursionError):
             if _repeated(text):
                 self.findings.add("C11")
             return None, "malformed_json"
         if not isinstance(value, dict):
             return None, "malformed_json"
-        if tool.parameters is not None and not Draft202012Validator(dict(tool.parameters)).is_valid(
-            value
-        ):
-            return None, "schema_violation"
+        # The reference's evaluator: JSON Schema with RE2 patterns, internal $refs only, bounded.
+        validator = validator_for(tool.name, tool.parameters)
+        problem = None if validator is None else schema_problem(validator, value)
+        if problem is not None:
+            return None, problem.reason.value
         return value, None
 
     def _text(self, plan: CallPlan) -> str | None:

@@ -19,7 +19,7 @@ captured. Expectations are never sent::
 
 Any answer may instead be ``{"seq": S, "error": {"message": …, "traceback": …}}``.
 
-Theory of operation. :func:`load_command` starts the program once to read its claims from the
+Theory of operation. :func:`load_command` starts the program once to read its declaration from the
 ``start`` answer, then stops it. The factory it returns keeps one long-lived program per
 process, started on first use and reused stream after stream; each stream is one ``run``, a
 ``feed`` per chunk and a ``close``, so what a chunk releases stays observable. Every read and
@@ -71,7 +71,7 @@ from referencing import Registry, Resource
 from reference_impl import Limits, Tool
 from reference_impl._validate import _outside_strings  # the one JSON string scanner
 
-from .connect import SCENARIO_DIALECT, Claims, Implementation, _claims
+from .connect import SCENARIO_DIALECT, Declaration, Implementation, declaration_from
 from .errors import HarnessError, UsageError
 from .observe import StreamTimeout
 from .processes import SCOPE_VARIABLE, kill_group, kill_marked, new_scope
@@ -184,7 +184,7 @@ def with_protocol_validation(spec: str) -> str:
 
 def load_command(spec: str, *, timeout: float = DEFAULT_TIMEOUT) -> Implementation:
     """Load ``cmd:PROGRAM ARGS`` (or ``cmd+validate:…``): start the program once to read its
-    name and claims from its ``start`` answer, and return the implementation whose factory
+    name and declaration from its ``start`` answer, and return the implementation whose factory
     runs each stream over one long-lived program. A :class:`UsageError` says what is wrong."""
     kind, _, command = spec.partition(":")
     validate = _KINDS[kind]
@@ -205,17 +205,16 @@ def load_command(spec: str, *, timeout: float = DEFAULT_TIMEOUT) -> Implementati
     finally:
         program.stop()
     dialects = described["dialects"]
-    claims = _claims(
-        spec,
-        {
-            "rules": described["rules"],
-            "profile": described["profile"],
-            "dialect": SCENARIO_DIALECT if SCENARIO_DIALECT in dialects else dialects[0],
-        },
-    )
+    declared = {
+        "profile": described["profile"],
+        "dialect": SCENARIO_DIALECT if SCENARIO_DIALECT in dialects else dialects[0],
+    }
+    if "observables" in described:
+        declared["observables"] = described["observables"]
+    declaration = declaration_from(declared, f"{spec!r}: the start answer")
     name = f"{described['name']} {described['version']} ({described['language']})"
-    factory = CommandFactory(argv, claims, validate=validate, timeout=timeout)
-    return Implementation(spec, name, factory, claims)
+    factory = CommandFactory(argv, declaration, validate=validate, timeout=timeout)
+    return Implementation(spec, name, factory, declaration)
 
 
 class CommandFactory:
@@ -225,14 +224,15 @@ class CommandFactory:
     def __init__(
         self,
         argv: Sequence[str],
-        claims: Claims,
+        declaration: Declaration,
         *,
         validate: bool = False,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        """Run ``argv`` as the program; ``claims`` give each stream's profile and dialect."""
+        """Run ``argv`` as the program; ``declaration`` gives each stream's profile and
+        dialect."""
         self.argv = list(argv)
-        self.claims = claims
+        self.declaration = declaration
         self.validate = validate
         self.timeout = timeout
         self._program: _Program | None = None
@@ -255,8 +255,8 @@ class CommandFactory:
                 "seq": self._seq,
                 "tools": [{"name": tool.name, "parameters": tool.parameters} for tool in tools],
                 "limits": dataclasses.asdict(limits),
-                "dialect": self.claims.dialect,
-                "profile": self.claims.profile,
+                "dialect": self.declaration.dialect,
+                "profile": self.declaration.profile,
             }
         )
         return PipeStream(program, self._seq)
@@ -668,11 +668,26 @@ def _plain(value: Any) -> Any:
 _ENCODER = json.JSONEncoder(separators=(",", ":"), default=_plain)
 
 
-def _loads(text: str) -> Any:
-    """The JSON value of ``text``; values nested deeper than Python's decoder can go (it
-    recurses) are replaced by a string that says so, keeping the rest of the answer."""
+def _int(digits: str) -> int:
+    """An integer of any length: CPython refuses to convert more than 4300 digits by default,
+    and a program may hand back arguments holding such a number."""
     try:
-        return json.loads(text)
+        return int(digits)
+    except ValueError:
+        limit = sys.get_int_max_str_digits()
+        sys.set_int_max_str_digits(0)
+        try:
+            return int(digits)
+        finally:
+            sys.set_int_max_str_digits(limit)
+
+
+def _loads(text: str) -> Any:
+    """The JSON value of ``text``, every integer read whole; values nested deeper than Python's
+    decoder can go (it recurses) are replaced by a string that says so, keeping the rest of the
+    answer."""
+    try:
+        return json.loads(text, parse_int=_int)
     except RecursionError:
         pass
     out: list[str] = []
@@ -691,7 +706,7 @@ def _loads(text: str) -> Any:
                 start, cut = at + 1, None
             depth -= 1
     out.append(text[start:])
-    return json.loads("".join(out))
+    return json.loads("".join(out), parse_int=_int)
 
 
 def _quote(line: bytes) -> str:

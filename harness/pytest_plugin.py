@@ -1,9 +1,10 @@
 """The corpus as pytest items: ``pytest --callstream-impl py:pkg:factory``.
 
-Each case (scenario × the claimed profile × splitting, as ``callstream run`` plans them) is one
-item, ``callstream::oc-some-id[lenient-bytes]``, run in process with
-:func:`~harness.case.run_case`. A failure shows the failed checks and the repro; a case outside
-the implementation's claims is skipped as "not claimed". Items are collected in corpus order in
+Each case (scenario × the declared profile × splitting, as ``callstream run`` plans them) is
+one item, ``callstream::oc-some-id[lenient-bytes]``, run in process with
+:func:`~harness.case.run_case`. A failure shows the failed checks and the repro; a case the
+implementation cannot run is skipped, saying why ("not applicable": another profile;
+"unsupported": several choices where it declares one). Items are collected in corpus order in
 every process, so ``-n auto`` (pytest-xdist) works; pytest's own ``-k`` also matches a
 scenario's tags and rules. Cases run in the test process: there is no per-case timeout here
 (use ``callstream run``, or pytest-timeout).
@@ -17,7 +18,7 @@ command line's paths before it knows the plugin's options.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Collection, Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -123,9 +124,13 @@ class Corpus(pytest.Collector):
             )
         return [
             CaseItem.from_parent(
-                self, name=case.name, case=case, factory=self.implementation.factory
+                self,
+                name=case.name,
+                case=case,
+                factory=self.implementation.factory,
+                exposed=self.implementation.declaration.observables,
             )
-            for case in expand(loaded.scenarios, self.implementation.claims)
+            for case in expand(loaded.scenarios, self.implementation.declaration)
         ]
 
 
@@ -141,21 +146,31 @@ class CaseFailed(Exception):
 class CaseItem(pytest.Item):
     """One case: run in process, judged by the checks."""
 
-    def __init__(self, *, case: Case, factory: Callable[..., Any], **kwargs: Any) -> None:
-        """``factory`` is the implementation's, called per stream."""
+    def __init__(
+        self,
+        *,
+        case: Case,
+        factory: Callable[..., Any],
+        exposed: Collection[str],
+        **kwargs: Any,
+    ) -> None:
+        """``factory`` is the implementation's, called per stream; ``exposed`` its
+        observables."""
         super().__init__(**kwargs)
         self.case = case
         self.factory = factory
+        self.exposed = exposed
         self.extra_keyword_matches.update((*case.scenario.tags, *case.scenario.rules))
-        if case.unclaimed is not None:
-            self.add_marker(pytest.mark.skip(reason=f"not claimed: {case.unclaimed}"))
+        if case.skipped is not None:
+            outcome, why = case.skipped
+            self.add_marker(pytest.mark.skip(reason=f"{outcome.replace('_', ' ')}: {why}"))
 
     def runtest(self) -> None:
         """Run the case; fail unless it passes."""
         from .case import run_case
 
         case = self.case
-        result = run_case(case.scenario, case.profile, case.splitting, self.factory)
+        result = run_case(case.scenario, case.profile, case.splitting, self.factory, self.exposed)
         if result.outcome != "passed":
             raise CaseFailed(result)
 

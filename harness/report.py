@@ -37,7 +37,8 @@ from typing import Any, NamedTuple, TypedDict
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from .case import CaseResult, Outcome
+from .case import OUTCOMES, CaseResult, Outcome
+from .checks import CHECKS
 from .errors import HarnessError, UsageError
 from .rules import NOT_CERTIFIABLE, RULES
 
@@ -55,18 +56,31 @@ __all__ = [
     "write_files",
 ]
 
-FORMAT = 1
+FORMAT = 2
 """The version of the report format this module writes and reads."""
-OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "not_claimed", "errored")
-"""Every case outcome, in the order reports show them."""
+RULE_STATES = ("passed", "failed", "errored", "not_observable", "unsupported", "not_applicable")
+"""How a rule stands in one scenario, worst first after ``passed``: ``failed`` when a check
+proving the rule failed in any case of it; ``not_observable`` when every check that could prove
+it reads what the implementation does not expose (or the case crashed before it could be seen);
+``unsupported`` / ``not_applicable`` when no case of the scenario ran."""
 
 JSONL = "report.jsonl"
-_SYMBOL = {"passed": "✓", "failed": "✗", "not_claimed": "–", "errored": "!", "hole": "⚠"}
+_SYMBOL = {
+    "passed": "✓",
+    "failed": "✗",
+    "errored": "!",
+    "not_observable": "?",
+    "unsupported": "∅",
+    "not_applicable": "–",
+    "hole": "⚠",
+}
 _LABEL = {
     "passed": "passed",
     "failed": "failed",
-    "not_claimed": "not claimed",
     "errored": "errored",
+    "not_observable": "not observable",
+    "unsupported": "unsupported",
+    "not_applicable": "not applicable",
 }
 _SUMMARY_DETAILED = 25
 """Failing scenarios shown in full in summary.md; the rest get one line each, up to
@@ -86,13 +100,17 @@ class Report(NamedTuple):
 
 
 class RuleTally(TypedDict):
-    """How the scenarios citing one rule fared."""
+    """How the scenarios judged on one rule fared: those that cite it, and any other in which a
+    check proving it failed."""
 
     scenarios: int
+    """Scenarios that cite the rule."""
     passed: int
     failed: int
-    not_claimed: int
     errored: int
+    not_observable: int
+    unsupported: int
+    not_applicable: int
     hole: bool
     """No scenario cites the rule: the corpus does not test it."""
 
@@ -293,35 +311,99 @@ def write_files(folder: Path, texts: Mapping[str, str]) -> list[Path]:
 def rule_table(
     results: Iterable[Mapping[str, Any]], *, corpus: bool = True
 ) -> dict[str, RuleTally]:
-    """For every rule, how many scenarios cite it and how they fared (each scenario counts once
-    per rule it cites, with its verdict over all its cases). Every rule of ``RULES`` is there,
-    in order, those no scenario cites flagged as holes (unless no scenario can certify them:
-    ``NOT_CERTIFIABLE``); then any other rule cited. Without ``corpus`` (a route's
-    certification, whose probes cite only the route rules), only the rules cited are there."""
-    verdicts = _verdicts(results)
-    table: dict[str, RuleTally] = {
-        rule: RuleTally(
-            scenarios=0,
-            passed=0,
-            failed=0,
-            not_claimed=0,
-            errored=0,
-            hole=rule not in NOT_CERTIFIABLE,
-        )
-        for rule in (RULES if corpus else ())
-    }
-    cited = {rule for scenario in verdicts.values() for rule in scenario.rules}
-    for rule in sorted(cited - table.keys()):
-        table[rule] = RuleTally(
-            scenarios=0, passed=0, failed=0, not_claimed=0, errored=0, hole=True
-        )
-    for scenario in verdicts.values():
-        for rule in scenario.rules:
-            tally = table[rule]
-            tally["scenarios"] += 1
-            tally[scenario.outcome] += 1
-            tally["hole"] = False
+    """For every rule, how the scenarios fared on it (:data:`RULE_STATES`, each scenario counted
+    once per rule): a scenario is judged on the rules it cites and on any rule a failed check of
+    it proves. Every rule of ``RULES`` is there, in order, those no scenario cites flagged as
+    holes (unless no scenario can certify them: ``NOT_CERTIFIABLE``); then any other rule met.
+    Without ``corpus`` (a route's certification, whose probes cite only the route rules), only
+    the rules met are there."""
+    states = rule_states(results)
+    table: dict[str, RuleTally] = {rule: _tally(rule not in NOT_CERTIFIABLE) for rule in RULES}
+    if not corpus:
+        table = {}
+    for scenario in states.values():
+        for rule, (state, cited) in scenario.items():
+            tally = table.setdefault(rule, _tally(True))
+            tally[state] += 1  # type: ignore[literal-required]
+            if cited:
+                tally["scenarios"] += 1
+                tally["hole"] = False
     return table
+
+
+def _tally(hole: bool) -> RuleTally:
+    return RuleTally(
+        scenarios=0,
+        passed=0,
+        failed=0,
+        errored=0,
+        not_observable=0,
+        unsupported=0,
+        not_applicable=0,
+        hole=hole,
+    )
+
+
+def rule_states(
+    results: Iterable[Mapping[str, Any]],
+) -> dict[str, dict[str, tuple[str, bool]]]:
+    """For each scenario, each rule it is judged on: its state (:data:`RULE_STATES`) and whether
+    the scenario cites it. A failure counts against the rules its check proved, not against
+    every rule the scenario cites."""
+    found: dict[str, _RuleEvidence] = {}
+    for result in results:
+        evidence = found.setdefault(result["scenario"], _RuleEvidence())
+        evidence.add(result)
+    return {scenario: evidence.states() for scenario, evidence in found.items()}
+
+
+class _RuleEvidence:
+    """What the cases of one scenario showed, rule by rule."""
+
+    def __init__(self) -> None:
+        self.cited: list[str] = []
+        self.failed: dict[str, None] = {}
+        self.observed: set[str] = set()
+        self.outcomes: set[str] = set()
+
+    def add(self, result: Mapping[str, Any]) -> None:
+        self.cited += [rule for rule in result["rules"] if rule not in self.cited]
+        self.outcomes.add(result["outcome"])
+        for failure in result["failures"]:
+            self.failed.update(dict.fromkeys(failure["rules"]))
+        if result["outcome"] in ("passed", "failed"):
+            self.observed |= _observed_rules(result)
+
+    def states(self) -> dict[str, tuple[str, bool]]:
+        states = {}
+        for rule in [*self.cited, *(rule for rule in self.failed if rule not in self.cited)]:
+            states[rule] = (self._state(rule), rule in self.cited)
+        return states
+
+    def _state(self, rule: str) -> str:
+        if rule in self.failed:
+            return "failed"
+        if "errored" in self.outcomes:
+            return "errored"
+        if self.outcomes & {"passed", "failed"}:
+            return "passed" if rule in self.observed else "not_observable"
+        return "unsupported" if "unsupported" in self.outcomes else "not_applicable"
+
+
+def _observed_rules(result: Mapping[str, Any]) -> set[str]:
+    """The rules the checks of a case that ran could see: none when the implementation crashed
+    or hung (what it would have done is unknown), else those of every check that applied to the
+    scenario's kind and could observe what it reads."""
+    if any(f["check"] in ("no_crash", "no_hang") for f in result["failures"]):
+        return set()
+    hidden = set(result.get("not_observable", ()))
+    kind = result["kind"]
+    return {
+        rule
+        for check in CHECKS
+        if check.applies_to(kind) and check.name not in hidden
+        for rule in check.rules
+    }
 
 
 # --- reading and validating ---
@@ -402,10 +484,10 @@ def _verdicts(results: Iterable[Mapping[str, Any]]) -> dict[str, _Verdict]:
 
 def _verdict(cases: Mapping[str, int]) -> Outcome:
     outcome: Outcome
-    for outcome in ("failed", "errored", "passed"):
+    for outcome in ("failed", "errored", "passed", "unsupported"):
         if cases[outcome]:
             return outcome
-    return "not_claimed"
+    return "not_applicable"
 
 
 def _of_corpus(report: Report) -> bool:
@@ -428,7 +510,7 @@ def _totals(counts: Mapping[str, int]) -> str:
 
 def _standing(report: Report) -> tuple[str, Outcome]:
     """The run in a few words (``412/412 passed``, ``3 failed``) and the outcome that sets its
-    tone: failed, errored, passed, or not_claimed when nothing ran."""
+    tone: failed, errored, passed, or unsupported / not_applicable when nothing ran."""
     counts = _count(report.results)
     ran = counts["passed"] + counts["failed"] + counts["errored"]
     bad = [f"{counts[o]} {_LABEL[o]}" for o in ("failed", "errored") if counts[o]]
@@ -437,7 +519,7 @@ def _standing(report: Report) -> tuple[str, Outcome]:
     elif ran:
         standing = f"{counts['passed']}/{ran} passed", "passed"
     else:
-        standing = "nothing claimed", "not_claimed"
+        standing = "nothing ran", _verdict(counts)
     return standing
 
 
@@ -513,14 +595,13 @@ def _rule_title(rule: str) -> str:
 
 
 def _row_state(tally: RuleTally) -> str:
-    """How a rule stands: ``hole``, or the worst verdict of the scenarios citing it."""
+    """How a rule stands: ``hole``, or the worst state of the scenarios judged on it."""
     if tally["hole"]:
         return "hole"
-    outcome: Outcome
-    for outcome in ("failed", "errored", "passed"):
-        if tally[outcome]:
-            return outcome
-    return "not_claimed"
+    for state in ("failed", "errored", "passed", "not_observable", "unsupported"):
+        if tally[state]:
+            return state
+    return "not_applicable"
 
 
 # --- JUnit XML ---
@@ -556,7 +637,7 @@ def _junit_counts(element: ET.Element, results: Sequence[Mapping[str, Any]]) -> 
     element.set("tests", str(len(results)))
     element.set("failures", str(counts["failed"]))
     element.set("errors", str(counts["errored"]))
-    element.set("skipped", str(counts["not_claimed"]))
+    element.set("skipped", str(counts["unsupported"] + counts["not_applicable"]))
     element.set("time", f"{sum(result['elapsed'] for result in results):.3f}")
 
 
@@ -581,8 +662,8 @@ def _junit_case(result: Mapping[str, Any]) -> ET.Element:
             type=_visible(",".join(failure["check"] for failure in result["failures"])),
         )
         failure.text = _visible(f"{result['title']}\n\n{text}")
-    elif outcome == "not_claimed":
-        skipped = ET.SubElement(case, "skipped", message="not claimed")
+    elif outcome in ("unsupported", "not_applicable"):
+        skipped = ET.SubElement(case, "skipped", message=_LABEL[outcome])
         skipped.text = _visible(result["detail"] or "")
     elif outcome == "errored":
         detail = result["detail"]
@@ -635,8 +716,10 @@ def _summary(report: Report) -> str:
         "",
         "## Rules",
         "",
-        "| | Rule | Title | Scenarios | Passed | Failed | Not claimed | Errored |",
-        "|---|---|---|--:|--:|--:|--:|--:|",
+        "| | Rule | Title | Scenarios | "
+        + " | ".join(_LABEL[state].capitalize() for state in RULE_STATES)
+        + " |",
+        "|---|---|---|--:|" + "--:|" * len(RULE_STATES),
     ]
     table = rule_table(report.results, corpus=_of_corpus(report))
     for rule, tally in table.items():
@@ -648,8 +731,9 @@ def _summary(report: Report) -> str:
             scenarios = str(tally["scenarios"])
         out.append(
             f"| {_SYMBOL[_row_state(tally)]} | {_md(rule)} | {_md(_rule_title(rule))} | "
-            f"{scenarios} | {tally['passed']} | {tally['failed']} | {tally['not_claimed']} | "
-            f"{tally['errored']} |"
+            f"{scenarios} | "
+            + " | ".join(str(tally[state]) for state in RULE_STATES)  # type: ignore[literal-required]
+            + " |"
         )
     holes = [rule for rule, tally in table.items() if tally["hole"]]
     if holes:
@@ -716,7 +800,8 @@ _CSS = """
 :root { --line: #d0d7de; --muted: #57606a; --code-bg: #f6f8fa; }
 .passed { --c: #1a7f37; --bg: #dafbe1; }
 .failed { --c: #cf222e; --bg: #ffebe9; }
-.not_claimed { --c: #57606a; --bg: #eaeef2; }
+.not_applicable, .unsupported { --c: #57606a; --bg: #eaeef2; }
+.not_observable { --c: #0969da; --bg: #ddf4ff; }
 .errored { --c: #8250df; --bg: #fbefff; }
 .hole { --c: #9a6700; --bg: #fff8c5; }
 * { box-sizing: border-box; }
@@ -808,7 +893,7 @@ def _html(report: Report) -> str:
     verdicts = _verdicts(report.results)
     headline = _headline(report)
     tone: str = _standing(report)[1]
-    if not report.footer and tone in ("passed", "not_claimed"):
+    if not report.footer and tone in ("passed", "unsupported", "not_applicable"):
         tone = "hole"
     tiles = "".join(
         f'<div class="tile {outcome}"><b>{counts[outcome]}</b>'
@@ -827,7 +912,8 @@ def _html(report: Report) -> str:
         "<main>",
         _html_matrix(report),
         _html_failures(report),
-        _html_not_claimed(report),
+        _html_not_observable(report),
+        _html_skipped(report),
         "</main>",
         f"<footer>Rendered by callstream {_h(header['callstream'])} from {JSONL}.</footer>",
         f"<script>{_SCRIPT}</script>",
@@ -841,7 +927,10 @@ def _html_meta(header: Mapping[str, Any], footer: Mapping[str, Any] | None, scen
     implementation = header["implementation"]
     facts: list[tuple[str, str]] = [
         ("implementation", f"<code>{_h(implementation['connectable'])}</code>"),
-        ("claims", f"<code>{_h(json.dumps(implementation['claims'], sort_keys=True))}</code>"),
+        (
+            "declaration",
+            f"<code>{_h(json.dumps(implementation['declaration'], sort_keys=True))}</code>",
+        ),
         (
             "run",
             f"{_plural(header['cases'], 'case')} planned in "
@@ -872,27 +961,30 @@ def _html_meta(header: Mapping[str, Any], footer: Mapping[str, Any] | None, scen
 
 def _html_matrix(report: Report) -> str:
     verdicts = _verdicts(report.results)
-    by_rule: dict[str, list[str]] = {}
-    for scenario, verdict in verdicts.items():
-        for rule in verdict.rules:
-            by_rule.setdefault(rule, []).append(scenario)
+    states = rule_states(report.results)
+    by_rule: dict[str, list[tuple[str, str]]] = {}
+    for scenario, rules in states.items():
+        for rule, (state, _) in rules.items():
+            by_rule.setdefault(rule, []).append((scenario, state))
     legend = " ".join(
-        f'<span class="cell {outcome}">{_SYMBOL[outcome]} {_LABEL[outcome]}</span>'
-        for outcome in OUTCOMES
+        f'<span class="cell {state}">{_SYMBOL[state]} {_LABEL[state]}</span>'
+        for state in RULE_STATES
     )
     rows = []
     for rule, tally in rule_table(report.results, corpus=_of_corpus(report)).items():
         state = _row_state(tally)
-        if tally["hole"]:
+        if tally["hole"] and rule not in by_rule:
             cells = f'<span class="cell hole">⚠ hole: no scenario cites {_h(rule)}</span>'
-        elif not tally["scenarios"]:
+        elif rule not in by_rule:
             reason = _h(NOT_CERTIFIABLE.get(rule, ""))
-            cells = f'<span class="cell not_claimed">not certifiable here: {reason}</span>'
+            cells = f'<span class="cell not_applicable">not certifiable here: {reason}</span>'
         else:
-            cells = " ".join(_html_cell(scenario, verdicts[scenario]) for scenario in by_rule[rule])
+            cells = " ".join(
+                _html_cell(scenario, verdicts[scenario], shown) for scenario, shown in by_rule[rule]
+            )
         numbers = "".join(
-            f'<td class="n {outcome if tally[outcome] else "zero"}">{tally[outcome]}</td>'
-            for outcome in OUTCOMES
+            f'<td class="n {kind if tally[kind] else "zero"}">{tally[kind]}</td>'  # type: ignore[literal-required]
+            for kind in RULE_STATES
         )
         row = '<tr class="hole">' if tally["hole"] else "<tr>"
         rows.append(
@@ -900,25 +992,25 @@ def _html_matrix(report: Report) -> str:
             f'<th scope="row">{_h(rule)}</th><td class="title">{_h(_rule_title(rule))}</td>'
             f'<td class="n">{tally["scenarios"]}</td>{numbers}<td class="cells">{cells}</td></tr>'
         )
-    head = "".join(f'<th class="n" title="{_LABEL[o]}">{_SYMBOL[o]}</th>' for o in OUTCOMES)
+    head = "".join(f'<th class="n" title="{_LABEL[o]}">{_SYMBOL[o]}</th>' for o in RULE_STATES)
     return (
         '<section id="rules"><h2>Rules × scenarios</h2>'
         f'<p class="legend">{legend} <span class="cell hole">{_SYMBOL["hole"]} hole</span> '
-        "— each scenario is shown under every rule it cites. A scenario passes when every case "
-        "of it that ran passed; a failed one links to its first failure.</p>"
+        "— each scenario is shown under every rule it cites, and under any rule a failed check "
+        "of it proves. A scenario fails a rule when a check proving that rule failed in one of "
+        "its cases; a failed one links to its first failure.</p>"
         '<table class="matrix"><thead><tr><th></th><th>Rule</th><th>Title</th>'
-        f'<th class="n">Scen.</th>{head}<th>Scenarios</th></tr></thead>'
+        f'<th class="n">Cites</th>{head}<th>Scenarios</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></section>"
     )
 
 
-def _html_cell(scenario: str, verdict: _Verdict) -> str:
-    outcome = verdict.outcome
+def _html_cell(scenario: str, verdict: _Verdict, state: str) -> str:
     cases = ", ".join(f"{n} {_LABEL[o]}" for o, n in verdict.cases.items() if n)
-    attributes = f'class="cell {outcome}" title="{_h(verdict.title)} ({_h(cases)})"'
-    text = f"{_SYMBOL[outcome]} {_h(scenario)}"
-    if outcome in ("failed", "errored"):
-        return f'<a {attributes} href="#line-{verdict.first[outcome]}">{text}</a>'
+    attributes = f'class="cell {state}" title="{_h(verdict.title)} ({_h(cases)})"'
+    text = f"{_SYMBOL[state]} {_h(scenario)}"
+    if state in ("failed", "errored"):
+        return f'<a {attributes} href="#line-{verdict.first[state]}">{text}</a>'
     return f"<span {attributes}>{text}</span>"
 
 
@@ -993,27 +1085,54 @@ def _html_case(line: int, result: Mapping[str, Any]) -> str:
     )
 
 
-def _html_not_claimed(report: Report) -> str:
-    reasons: dict[str, dict[str, int]] = {}
+def _html_not_observable(report: Report) -> str:
+    """Which checks could not see what they read, and in how many cases."""
+    counts: dict[str, int] = {}
     for result in report.results:
-        if result["outcome"] == "not_claimed":
-            why = reasons.setdefault(result["scenario"], {})
-            detail = result["detail"] or "not claimed"
+        for check in result.get("not_observable", ()):
+            counts[check] = counts.get(check, 0) + 1
+    if not counts:
+        return ""
+    rows = "".join(
+        f"<tr><td><code>{_h(check)}</code></td><td>{_h(', '.join(_check_rules(check)))}</td>"
+        f"<td class='n'>{n}</td></tr>"
+        for check, n in counts.items()
+    )
+    return (
+        '<section id="not-observable"><h2>Not observable</h2><details>'
+        f"<summary>{_plural(len(counts), 'check')} read what the implementation does not "
+        "expose (its declaration): never counted as passed</summary><table><thead><tr>"
+        "<th>Check</th><th>Rules it proves</th><th class='n'>Cases</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></details></section>"
+    )
+
+
+def _check_rules(name: str) -> tuple[str, ...]:
+    return next((check.rules for check in CHECKS if check.name == name), ())
+
+
+def _html_skipped(report: Report) -> str:
+    reasons: dict[tuple[str, str], dict[str, int]] = {}
+    for result in report.results:
+        if result["outcome"] in ("unsupported", "not_applicable"):
+            why = reasons.setdefault((result["scenario"], result["outcome"]), {})
+            detail = result["detail"] or _LABEL[result["outcome"]]
             why[detail] = why.get(detail, 0) + 1
     if not reasons:
         return ""
     total = sum(sum(why.values()) for why in reasons.values())
     rows = "".join(
-        f"<tr><td><code>{_h(scenario)}</code></td><td class='n'>{n}</td><td>{_h(detail)}</td></tr>"
-        for scenario, why in reasons.items()
+        f"<tr><td><code>{_h(scenario)}</code></td><td>{_h(_LABEL[outcome])}</td>"
+        f"<td class='n'>{n}</td><td>{_h(detail)}</td></tr>"
+        for (scenario, outcome), why in reasons.items()
         for detail, n in why.items()
     )
     return (
-        f'<section id="not-claimed"><h2>Not claimed ({total})</h2><details>'
-        f"<summary>{_plural(total, 'case')} in {_plural(len(reasons), 'scenario')} "
-        f"{'needs' if total == 1 else 'need'} something the implementation does not claim"
-        "</summary><table><thead><tr>"
-        "<th>Scenario</th><th class='n'>Cases</th><th>Why</th></tr></thead>"
+        f'<section id="not-run"><h2>Not run ({total})</h2><details>'
+        f"<summary>{_plural(total, 'case')} in {_plural(len(reasons), 'scenario')}: "
+        "unsupported (a non-feature the implementation declares) or not applicable (another "
+        "profile or dialect)</summary><table><thead><tr>"
+        "<th>Scenario</th><th>Outcome</th><th class='n'>Cases</th><th>Why</th></tr></thead>"
         f"<tbody>{rows}</tbody></table></details></section>"
     )
 
@@ -1024,7 +1143,11 @@ def _html_not_claimed(report: Report) -> str:
 def _badge(report: Report) -> dict[str, Any]:
     """A shields.io endpoint: ``412/412 passed`` in green, ``3 failed`` in red."""
     message, tone = _standing(report)
-    color = {"passed": "brightgreen", "not_claimed": "lightgrey"}.get(tone, "red")
+    color = {
+        "passed": "brightgreen",
+        "unsupported": "lightgrey",
+        "not_applicable": "lightgrey",
+    }.get(tone, "red")
     if report.footer is None:
         message += " (unfinished)"
         color = "red" if color == "red" else "orange"

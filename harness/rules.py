@@ -4,7 +4,7 @@ nothing outside it."""
 
 from __future__ import annotations
 
-__all__ = ["NOT_CERTIFIABLE", "OPENAI_CHAT_QUIRKS", "RULES", "rule_group"]
+__all__ = ["NOT_CERTIFIABLE", "OPENAI_CHAT_QUIRKS", "RULES", "RULE_TEXT", "rule_group"]
 
 RULES: dict[str, str] = {
     "A1": "Buffer, don't parse per chunk",
@@ -55,3 +55,53 @@ OPENAI_CHAT_QUIRKS: tuple[str, ...] = (
 def rule_group(rule: str) -> str:
     """The group letter of a rule: ``A``, ``C``, ``V``, ``T``, ``E`` or ``R``."""
     return rule[0]
+
+
+RULE_TEXT: dict[str, str] = {
+    "A1": "Argument text is buffered as it arrives; an implementation must not depend on "
+    "mid-stream text parsing.",
+    "A2": "Each arguments fragment is appended to its call's buffer in arrival order, byte for "
+    "byte; the assembled text equals the concatenation of the fragments.",
+    "A3": "id, type and function.name arrive whole; a repeat overwrites with the same value, "
+    "concatenating them is a defect.",
+    "A4": "A missing, null or empty field never erases a value seen earlier; empty argument "
+    "fragments are no-ops.",
+    "A5": "A fragment belongs to the call named by its (choice index, tool-call index), or by "
+    "its id where no index is sent; fragments of several calls may interleave in any order.",
+    "A6": "Two calls to the same function keep separate buffers and separate results.",
+    "A7": "With n > 1, each choice has its own set of calls.",
+    "A8": "A preview is a separate value: it never alters the execution buffer or makes a call "
+    "executable.",
+    "C1": "finish_reason tool_calls (or the dialect's per-call done event) marks calls complete.",
+    "C2": "[DONE] or a closed connection ends assembly; what was not explicitly completed is "
+    "reported, with how the stream ended.",
+    "C3": "finish_reason length, content_filter, a stream cut off mid-call or an error event "
+    "leaves the calls it touched incomplete, never executable.",
+    "C4": "Nothing is executable before its completion signal, even when the text so far "
+    "happens to parse.",
+    "C5": "Where the dialect signals one call's arguments are final, that call is parsed and "
+    "validated at once; a boundary never makes ready a call that would not be ready at the end.",
+    "C6": "Cancelled or interrupted assembly discards unfinished state; it is never replayed.",
+    "V1": "The complete text is parsed as JSON once; malformed JSON makes a failed call with the "
+    "raw text kept, never a partial success.",
+    "V2": "The parsed value is checked against the tool's JSON Schema.",
+    "V3": "A name that is not among the exposed tools is rejected.",
+    "V4": "A call without a name is rejected; a call without an id is rejected (strict) or given "
+    "a unique synthesised id recorded as a finding (lenient).",
+    "V5": "Buffer size, number of calls and line length are bounded; a runaway stream is "
+    "rejected with a clear reason, without exhausting memory.",
+    "V6": "Every rejection carries a machine-readable reason and enough context to retry or "
+    "show the user.",
+    "T1": "A chunk boundary may fall anywhere: inside data:, between CR and LF, inside a "
+    "multi-byte UTF-8 character, inside an escape.",
+    "T2": "LF, CRLF and lone CR all end lines.",
+    "T3": "data: with or without one leading space; several data: lines are joined with a "
+    "newline; comments and unknown fields are ignored; a leading BOM is skipped.",
+    "T4": "data: [DONE] ends the stream; an error payload or event: error ends it as failed.",
+    "E1": "Receiving, validating and executing are separate; the assembler never invokes tools.",
+    "E2": "Results go back carrying the original call ids.",
+    "E3": "Each call has a stable idempotency key; a retried turn does not run a call twice.",
+    "E4": "Parallel calls are released in a documented order (by index).",
+    "R": "A route follows its profile; each deviation is a named finding.",
+}
+"""Each rule's normative sentence (docs/rules.md has the rule, why it exists and the decisions)."""

@@ -1,8 +1,9 @@
 """Running a corpus against an implementation: cases, worker processes, timeouts, the report.
 
 Theory of operation: :func:`run` expands the selected scenarios into cases (scenario × the
-claimed profile × splitting) in corpus order. A case outside the implementation's claims is
-settled at once as ``not_claimed``. The others go to ``jobs`` worker processes; each loads the
+declared profile × splitting) in corpus order. A case the implementation cannot run (another
+profile or dialect: ``not_applicable``; several choices where it declares one: ``unsupported``)
+is settled at once. The others go to ``jobs`` worker processes; each loads the
 implementation itself from its connectable, then runs one case at a time with
 :func:`~harness.case.run_case` and sends the verdict back. The parent owns the clock: a worker
 whose case makes no progress for ``timeout`` seconds (one stream, one chunking of the case,
@@ -45,9 +46,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgress
 
-from .case import CaseResult, Outcome, run_case, splittings_of
+from .case import OUTCOMES, CaseResult, Outcome, run_case, splittings_of
 from .checks import CHECKS, Failure
-from .connect import Claims, Implementation, load_implementation
+from .connect import Applicability, Declaration, Implementation, load_implementation
 from .errors import HarnessError, UsageError
 from .processes import become_subreaper, kill_group, kill_tree
 from .report import ReportWriter, new_run_folder
@@ -88,8 +89,8 @@ class Case:
     scenario: Scenario
     profile: str
     splitting: Splitting
-    unclaimed: str | None = None
-    """Why the implementation does not claim it; None when it is to be run."""
+    skipped: tuple[Applicability, str] | None = None
+    """Why the implementation cannot run it (outcome and reason); None when it is to be run."""
 
     @property
     def name(self) -> str:
@@ -97,14 +98,14 @@ class Case:
         return f"{self.scenario.id}[{self.profile}-{self.splitting.label}]"
 
 
-def expand(scenarios: Sequence[Scenario], claims: Claims) -> list[Case]:
-    """Every case of ``scenarios`` under the claimed profile, in order, each marked claimed or
-    not."""
+def expand(scenarios: Sequence[Scenario], declaration: Declaration) -> list[Case]:
+    """Every case of ``scenarios`` under the declared profile, in order, each marked with why
+    it cannot run, if it cannot."""
     cases: list[Case] = []
     for scenario in scenarios:
-        unclaimed = claims.unclaimed(scenario)
+        skipped = declaration.skips(scenario)
         cases += [
-            Case(len(cases) + n, scenario, claims.profile, splitting, unclaimed)
+            Case(len(cases) + n, scenario, declaration.profile, splitting, skipped)
             for n, splitting in enumerate(splittings_of(scenario))
         ]
     return cases
@@ -171,7 +172,7 @@ class RunSummary:
     @property
     def counts(self) -> dict[str, int]:
         """How many verdicts have each outcome."""
-        counts = dict.fromkeys(("passed", "failed", "not_claimed", "errored"), 0)
+        counts: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
         for result in self.results:
             counts[result.outcome] += 1
         return counts
@@ -183,7 +184,7 @@ class RunSummary:
 
     @property
     def exit_code(self) -> int:
-        """0 when every claimed case passed, 1 when any failed or errored."""
+        """0 when every case that ran passed, 1 when any failed or errored."""
         return 1 if self.failures else 0
 
 
@@ -210,7 +211,7 @@ def run(
     if max_fail is not None and max_fail < 1:
         raise UsageError(f"max_fail must be at least 1, not {max_fail}")
     chosen = list(scenarios) if select is None else select_scenarios(scenarios, select)
-    cases = expand(chosen, implementation.claims)
+    cases = expand(chosen, implementation.declaration)
     clock = time.perf_counter()
     report.header(_header(implementation, chosen, cases, select, argv))
     ledger = _Ledger(report, max_fail)
@@ -218,13 +219,14 @@ def run(
     shown.start(len(cases))
     try:
         for case in cases:
-            if case.unclaimed is not None:
-                result = _verdict(case, "not_claimed", detail=f"not claimed: {case.unclaimed}")
+            if case.skipped is not None:
+                outcome, why = case.skipped
+                result = _verdict(case, outcome, detail=why)
                 shown.advance(result)
                 ledger.add(case.number, result)
-        claimed = [case for case in cases if case.unclaimed is None]
+        runnable = [case for case in cases if case.skipped is None]
         with contextlib.closing(
-            _run_cases(claimed, implementation.connectable, jobs, timeout)
+            _run_cases(runnable, implementation.connectable, jobs, timeout)
         ) as verdicts:
             for number, result in verdicts:
                 shown.advance(result)
@@ -264,7 +266,7 @@ def run_command(
 ) -> int:
     """``callstream run``: load the implementation and the scenarios (``paths``, or the default
     corpus), run, render the report into ``out`` (default: a new ``reports/run-…`` folder) and
-    print a summary. Returns the exit code: 0 all claimed cases passed, 1 some failed or
+    print a summary. Returns the exit code: 0 every case that ran passed, 1 some failed or
     errored, 2 scenario errors (printed as ``path:line: message``; nothing runs), 130 when
     interrupted. As with ``python -m``, modules in the working directory can be loaded.
     Without a ``timeout``, :func:`default_timeout` of the connectable."""
@@ -306,8 +308,9 @@ def format_summary(summary: RunSummary, folder: Path, limit: int = 20) -> str:
     counts = summary.counts
     lines = [
         f"{summary.cases} cases of {summary.scenarios} scenarios: {counts['passed']} passed, "
-        f"{counts['failed']} failed, {counts['not_claimed']} not claimed, "
-        f"{counts['errored']} errored ({summary.elapsed:.1f} s)"
+        f"{counts['failed']} failed, {counts['errored']} errored, "
+        f"{counts['unsupported']} unsupported, {counts['not_applicable']} not applicable "
+        f"({summary.elapsed:.1f} s)"
     ]
     failures = summary.failures
     for result in failures[:limit]:
@@ -642,7 +645,9 @@ def _serve(connectable: str, conn: Connection) -> None:
         number, scenario, profile, splitting, interval = task
         factory = _Heartbeat(implementation.factory, conn, interval)
         try:
-            result = run_case(scenario, profile, splitting, factory)
+            result = run_case(
+                scenario, profile, splitting, factory, implementation.declaration.observables
+            )
         except Exception:
             case = Case(number, scenario, profile, splitting)
             detail = "the harness could not judge this case:\n" + traceback.format_exc()
@@ -739,7 +744,7 @@ def _header(
         "implementation": {
             "connectable": implementation.connectable,
             "name": implementation.name,
-            "claims": implementation.claims.to_dict(),
+            "declaration": implementation.declaration.to_dict(),
         },
         "argv": list(argv),
         "scenarios": len(scenarios),

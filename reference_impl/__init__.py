@@ -15,7 +15,13 @@ from ._dispatch import (
     release_order,
     tool_message,
 )
-from ._errors import AssemblerClosedError, CallstreamError, ConfigurationError, ToolSchemaError
+from ._errors import (
+    AssemblerClosedError,
+    CallstreamError,
+    ConfigurationError,
+    SchemaRefError,
+    ToolSchemaError,
+)
 from ._model import CallPreview, CallResult, Finding, Limits, Reason, Status, Tool
 from ._quirks import QUIRKS, Quirk
 from ._sse import ServerSentEvent, SSEDecoder, SSELimitError
@@ -38,6 +44,7 @@ __all__ = [
     "Reason",
     "SSEDecoder",
     "SSELimitError",
+    "SchemaRefError",
     "ServerSentEvent",
     "Status",
     "Tool",

@@ -222,7 +222,7 @@ class CallBook:
             if validator is not None:
                 problem = schema_problem(validator, value)
                 if problem is not None:
-                    self.reject(slot, Reason.SCHEMA_VIOLATION, problem)
+                    self.reject(slot, problem.reason, problem.detail)
                     return
         slot.final = True
         self.outbox.append(self._result(slot, Status.READY, value, None, None, synthetic))

@@ -1,21 +1,33 @@
-"""Parsing and checking complete argument text (V1, V2)."""
+"""Parsing and checking complete argument text (V1, V2).
+
+Both are peer data meeting configuration, and neither may raise or run away: integers of any
+length parse (Python refuses to convert more than 4300 digits by default, and changing that
+limit would change it for the whole host application), and schema evaluation is bounded (see
+``_schema``).
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, best_match
+from jsonschema.exceptions import best_match
+from jsonschema.protocols import Validator
 
 from ._errors import ToolSchemaError
+from ._model import Reason
+from ._schema import OverBudget, bounded, compile_schema, spend, stop_spending
 
 __all__ = [
     "ArgumentsError",
+    "LongInt",
+    "SchemaProblem",
     "closing_brackets",
     "parse_arguments",
+    "parse_int",
     "repeated_unit",
     "schema_problem",
     "validator_for",
@@ -32,7 +44,55 @@ def _no_constant(name: str) -> Any:
     raise _ConstantError(name)
 
 
+class LongInt(int):
+    """An integer with more digits than Python converts to or from text by default.
+
+    It is an ``int`` in every way (arithmetic, comparison, JSON Schema's ``integer``) except its
+    ``repr``, which abbreviates, so that messages and debug output about it never fail.
+    Serialising it with ``json.dumps`` fails as for any such ``int`` unless the host lifts
+    ``sys.set_int_max_str_digits``.
+    """
+
+    digits: int
+
+    def __repr__(self) -> str:
+        return f"{'-' if self < 0 else ''}<integer of {self.digits} digits>"
+
+
+def parse_int(text: str) -> int:
+    """A JSON integer literal as an int, whatever its length (a LongInt past 640 digits);
+    for ``json.loads(..., parse_int=parse_int)``."""
+    if len(text) <= _SAFE_DIGITS:
+        return int(text)
+    negative = text.startswith("-")
+    digits = text[1:] if negative else text
+    value = LongInt(-_digits_to_int(digits) if negative else _digits_to_int(digits))
+    value.digits = len(digits)
+    return value
+
+
+def _digits_to_int(digits: str) -> int:
+    # Divide and conquer, so each int() call stays under the interpreter's conversion limit
+    # (which the host may lower to 640, never below) and the whole costs O(M(n) log n).
+    if len(digits) <= _SAFE_DIGITS:
+        return int(digits)
+    low = len(digits) // 2
+    scale: int = 10**low
+    return _digits_to_int(digits[:-low]) * scale + _digits_to_int(digits[-low:])
+
+
+def _raw_decode(text: str, pos: int) -> tuple[Any, int]:
+    try:
+        return _strict_json.raw_decode(text, pos)
+    except (json.JSONDecodeError, _ConstantError):
+        raise
+    except ValueError:  # an integer past the interpreter's conversion limit: parse it apart
+        return _long_json.raw_decode(text, pos)
+
+
+_SAFE_DIGITS = sys.int_info.str_digits_check_threshold
 _strict_json = json.JSONDecoder(parse_constant=_no_constant)
+_long_json = json.JSONDecoder(parse_constant=_no_constant, parse_int=parse_int)
 
 
 class ArgumentsError(ValueError):
@@ -42,7 +102,7 @@ class ArgumentsError(ValueError):
 def parse_arguments(text: str) -> Any:
     """Parse ``text`` as exactly one JSON value (no NaN or Infinity), or raise ArgumentsError."""
     try:
-        value, end = _strict_json.raw_decode(text, _skip_ws(text, 0))
+        value, end = _raw_decode(text, _skip_ws(text, 0))
     except json.JSONDecodeError as exc:
         raise ArgumentsError(f"{exc.msg} at character {exc.pos}{_near(text, exc.pos)}") from None
     except _ConstantError as exc:
@@ -61,7 +121,7 @@ def parse_arguments(text: str) -> Any:
 def repeated_unit(text: str) -> tuple[Any, int] | None:
     """If ``text`` is one JSON value written k ≥ 2 times back to back, return (value, k)."""
     try:
-        value, end = _strict_json.raw_decode(text, _skip_ws(text, 0))
+        value, end = _raw_decode(text, _skip_ws(text, 0))
     except (ValueError, RecursionError):
         return None
     unit = text[:end]
@@ -110,39 +170,70 @@ def _outside_strings(text: str) -> Iterator[tuple[int, str | None]]:
 
 
 @lru_cache(maxsize=512)
-def _compiled(schema_json: str) -> Draft202012Validator:
-    schema = json.loads(schema_json)
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        raise ToolSchemaError(exc.message) from None
-    return Draft202012Validator(schema)
+def _compiled(name: str, schema_json: str) -> Validator:
+    return compile_schema(name, json.loads(schema_json))
 
 
-def validator_for(name: str, schema: Mapping[str, Any] | None) -> Draft202012Validator | None:
-    """A compiled validator for a tool's schema (cached across assemblers), or None for none."""
+def validator_for(name: str, schema: Mapping[str, Any] | None) -> Validator | None:
+    """A compiled validator for a tool's schema (cached across assemblers), or None for none.
+
+    Raises ToolSchemaError naming the tool when the schema is not usable: invalid, a ``$ref``
+    that does not resolve inside it (SchemaRefError: nothing is ever fetched), or a pattern
+    that cannot be matched in linear time.
+    """
     if schema is None:
         return None
     try:
         canonical = json.dumps(schema, sort_keys=True)
     except (TypeError, ValueError) as exc:
         raise ToolSchemaError(f"tool {name!r}: parameters are not JSON: {exc}") from None
-    try:
-        return _compiled(canonical)
-    except ToolSchemaError as exc:
-        raise ToolSchemaError(f"tool {name!r}: invalid JSON Schema: {exc}") from None
-
-
-def schema_problem(validator: Draft202012Validator, value: Any) -> str | None:
-    """None if ``value`` is valid, else the most relevant violation with its JSON path."""
-    try:
-        error = best_match(validator.iter_errors(value))
     except RecursionError:
-        return "at $: nested too deeply to validate"
+        raise ToolSchemaError(f"tool {name!r}: parameters nested too deeply") from None
+    return _compiled(name, canonical)
+
+
+class SchemaProblem(NamedTuple):
+    """Why arguments may not run: a schema violation, or a schema too costly to evaluate."""
+
+    reason: Reason
+    detail: str
+
+
+def schema_problem(validator: Validator, value: Any) -> SchemaProblem | None:
+    """None if ``value`` is valid, else the most relevant violation with its JSON path.
+
+    Evaluation may take ``STEPS_PER_VALUE`` keyword evaluations per value in the arguments
+    (at least ``STEPS_MIN``, at most ``STEPS_MAX``); past that the arguments are rejected
+    ``too_large`` rather than checked for hours.
+    """
+    try:
+        instance, values = bounded(value)
+        steps = min(STEPS_MAX, max(STEPS_MIN, STEPS_PER_VALUE * values))
+        budget = spend(steps)
+        try:
+            error = best_match(validator.iter_errors(instance))
+        finally:
+            stop_spending(budget)
+    except RecursionError:
+        return SchemaProblem(Reason.SCHEMA_VIOLATION, "at $: nested too deeply to validate")
+    except OverBudget:
+        return SchemaProblem(
+            Reason.TOO_LARGE,
+            f"at $: not validated: the schema took more than {steps} steps on {values} values",
+        )
     if error is None:
         return None
-    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    return "at $" + path + f": {error.message}"
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{_clip(p)}" for p in error.absolute_path)
+    return SchemaProblem(Reason.SCHEMA_VIOLATION, "at $" + path + f": {error.message}")
+
+
+STEPS_PER_VALUE = 32
+STEPS_MIN = 20_000
+STEPS_MAX = 1_000_000
+
+
+def _clip(key: str) -> str:
+    return key if len(key) <= 40 else key[:40] + "…"
 
 
 def _token_position(text: str, token: str) -> int:

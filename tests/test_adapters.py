@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.adapters import ADAPTERS, Adapter, installed, load_adapter
-from harness.adapters._http import OBSERVABLE, LibraryClaims, shared_emulator
+from harness.adapters._http import shared_emulator
 from harness.connect import load_implementation
 from harness.errors import UsageError
 from harness.runner import expand
@@ -151,20 +151,20 @@ def test_an_undocumented_exception_is_raised_as_the_librarys_crash() -> None:
         assemble("openai", [stream])
 
 
-def test_every_adapter_is_installed_here_and_none_claims_release_timing() -> None:
-    """The test environment has every library; no adapter claims C4, which it cannot observe."""
+def test_every_adapter_is_installed_here_and_none_exposes_release_timing() -> None:
+    """The test environment has every library; every result comes out at close(), so no adapter
+    exposes incremental release, and none records findings."""
     assert installed() == ALL
     for name in ALL:
-        claims = load_implementation(f"http:{name}").claims
-        assert isinstance(claims, LibraryClaims)
-        assert claims.rules >= OBSERVABLE
-        assert "C4" not in claims.rules
-        assert not claims.groups
+        declaration = load_implementation(f"http:{name}").declaration
+        assert not declaration.exposes("incremental")
+        assert not declaration.exposes("findings")
+        assert declaration.exposes("arguments_text")
 
 
-def test_claims_are_rule_by_rule_and_may_be_single_choice() -> None:
-    """A scenario citing an unclaimed rule of a claimed group, or with two choices for a
-    single-choice library, is not claimed."""
+def test_every_adapter_runs_every_scenario_but_several_choices_where_it_has_one() -> None:
+    """Rules never keep a scenario from a library; a single-choice library's multi-choice
+    scenarios are unsupported, a visible non-feature."""
     langchain = load_implementation("http:langchain")
 
     def scenario(rules: tuple[str, ...], choices: int = 1) -> Scenario:
@@ -173,13 +173,13 @@ def test_claims_are_rule_by_rule_and_may_be_single_choice() -> None:
         )
         return Scenario("s", "s", rules, StreamSpec(tools=(NOW,), calls=calls, choices=choices))
 
-    assert langchain.claims.unclaimed(scenario(("A2", "V1"))) is None
-    assert "V2" in (langchain.claims.unclaimed(scenario(("A2", "V2"))) or "")
-    assert "single choice" in (langchain.claims.unclaimed(scenario(("A7",), 2)) or "")
-    assert load_implementation("http:openai").claims.unclaimed(scenario(("A7",), 2)) is None
-    [case, *_] = expand([scenario(("C4",))], langchain.claims)
-    assert case.unclaimed == "rule is not claimed by the library: C4"
-    assert langchain.claims.to_dict()["single_choice"] is True
+    assert langchain.declaration.skips(scenario(("A2", "V2", "C3", "C4"))) is None
+    [case, *_] = expand([scenario(("A7",), 2)], langchain.declaration)
+    assert case.skipped == (
+        "unsupported",
+        "the implementation assembles a single choice; the stream has 2",
+    )
+    assert load_implementation("http:openai").declaration.skips(scenario(("A7",), 2)) is None
 
 
 def test_an_unknown_or_uninstalled_adapter_is_a_usage_error(

@@ -1,4 +1,4 @@
-"""Loading implementations from connectables, and what their claims cover."""
+"""Loading implementations from connectables, and what their declarations let run."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from harness.connect import Claims, load_implementation
+from harness.connect import OBSERVABLES, Declaration, load_implementation
 from harness.errors import UsageError
 from harness.implementations import DEFAULT, reference
 from harness.spec import Scenario, StreamSpec
@@ -33,41 +33,50 @@ def _factory(*, tools: list[Tool], limits: Limits) -> Assembler:
     return Assembler(tools, limits=limits)
 
 
-def test_the_default_is_the_lenient_reference_claiming_every_group() -> None:
+def test_the_default_is_the_lenient_reference_exposing_everything() -> None:
     """``callstream run`` with no --impl tests the reference under the lenient profile."""
     implementation = load_implementation(DEFAULT)
     assert implementation.connectable == DEFAULT
     assert implementation.name == "harness.implementations:reference"
     assert implementation.factory is reference
-    assert implementation.claims == Claims(frozenset("ACVTER"), "lenient", "openai-chat")
+    assert implementation.declaration == Declaration("lenient", "openai-chat")
+    assert implementation.declaration.observables == frozenset(OBSERVABLES)
     assert isinstance(implementation.factory(tools=[WEATHER], limits=Limits()), Assembler)
 
 
-def test_the_strict_reference_claims_the_strict_profile() -> None:
+def test_the_strict_reference_declares_the_strict_profile() -> None:
     """``reference_strict`` builds strict assemblers and says so."""
     implementation = load_implementation("py:harness.implementations:reference_strict")
-    assert implementation.claims.profile == "strict"
+    assert implementation.declaration.profile == "strict"
     assert implementation.factory(tools=[], limits=Limits()).profile == "strict"
 
 
-def test_claims_on_the_factory_win_over_the_module(module: Any) -> None:
-    """A factory's own CLAIMS are read first, then its module's."""
-    module.CLAIMS = {"rules": ["A"], "profile": "strict"}
+def test_a_declaration_on_the_factory_wins_over_the_module(module: Any) -> None:
+    """A factory's own CALLSTREAM is read first, then its module's."""
+    module.CALLSTREAM = {"profile": "strict", "observables": ["status", "ids"]}
     module.plain = _factory
-    module.own_factory = _Claiming()
-    assert load_implementation("py:fake_impl:plain").claims == Claims(
-        frozenset("A"), "strict", "openai-chat"
+    module.own_factory = _Declaring()
+    assert load_implementation("py:fake_impl:plain").declaration == Declaration(
+        "strict", "openai-chat", frozenset({"status", "ids"})
     )
-    assert load_implementation("py:fake_impl:own_factory").claims == Claims(
-        frozenset("C"), "lenient", "openai-chat"
+    assert load_implementation("py:fake_impl:own_factory").declaration == Declaration(
+        observables=frozenset({"incremental"})
     )
 
 
-def test_no_claims_means_every_group_under_the_lenient_profile(module: Any) -> None:
-    """An implementation that says nothing claims everything, leniently."""
+def test_no_declaration_means_everything_exposed_under_the_lenient_profile(module: Any) -> None:
+    """An implementation that says nothing is judged on everything, leniently."""
     module.make = _factory
-    assert load_implementation("py:fake_impl:make").claims == Claims()
-    assert Claims().groups == frozenset("ACERTV")
+    assert load_implementation("py:fake_impl:make").declaration == Declaration()
+
+
+def test_claims_of_intent_are_refused_with_the_way_out(module: Any) -> None:
+    """The old CLAIMS attribute is not silently read: it says what replaces it."""
+    module.make = _factory
+    module.CLAIMS = {"rules": ["A"], "profile": "strict"}
+    with pytest.raises(UsageError, match="CLAIMS is no longer read") as raised:
+        load_implementation("py:fake_impl:make")
+    assert "CALLSTREAM" in str(raised.value)
 
 
 def test_a_dotted_attribute_reaches_a_factory_inside_the_module(module: Any) -> None:
@@ -121,45 +130,50 @@ def test_a_module_that_fails_to_import_says_why(
 
 
 @pytest.mark.parametrize(
-    ("claims", "says"),
+    ("declared", "says"),
     [
-        (["A"], "CLAIMS must be a mapping, not list"),
-        ({"rule": ["A"]}, "unknown keys ['rule']"),
-        ({"rules": "ACV"}, "must be a list of rule groups"),
-        ({"rules": ["A2"]}, "names 'A2'; rule groups are A, C, E, R, T, V"),
+        (["A"], "CALLSTREAM must be a mapping, not list"),
+        ({"observable": ["ids"]}, "unknown keys ['observable']"),
+        ({"rules": ["A", "C"]}, "names 'rules': claims of intent are gone"),
+        ({"observables": "ids"}, "must be a list such as"),
+        ({"observables": ["timing"]}, "names 'timing'; observables are incremental, status"),
         ({"profile": "loose"}, "['profile'] is 'loose'"),
         ({"dialect": "gemini"}, "['dialect'] is 'gemini'"),
     ],
 )
-def test_bad_claims_are_a_usage_error(module: Any, claims: Any, says: str) -> None:
-    """A CLAIMS mapping the harness cannot read stops the run before anything is judged."""
+def test_a_bad_declaration_is_a_usage_error(module: Any, declared: Any, says: str) -> None:
+    """A CALLSTREAM mapping the harness cannot read stops the run before anything is judged."""
     module.make = _factory
-    module.CLAIMS = claims
+    module.CALLSTREAM = declared
     with pytest.raises(UsageError) as raised:
         load_implementation("py:fake_impl:make")
     assert says in str(raised.value)
 
 
-def test_claims_decide_which_scenarios_are_run() -> None:
-    """Unlisted profile, unclaimed rule group or another dialect: each is named."""
+def test_a_declaration_skips_only_other_profiles_dialects_and_declared_non_features() -> None:
+    """Another profile or dialect: not applicable; several choices where one is declared:
+    unsupported. Rules never decide whether a scenario runs."""
     scenario = Scenario("oc-x", "x", ("A2", "T1"), StreamSpec(tools=()), profiles=("lenient",))
-    assert Claims().unclaimed(scenario) is None
-    assert Claims(profile="strict").unclaimed(scenario) == (
-        "the implementation claims the strict profile; the scenario runs under lenient"
+    two = Scenario("oc-y", "y", ("A7",), StreamSpec(tools=(), choices=2), profiles=("lenient",))
+    assert Declaration().skips(scenario) is None
+    assert Declaration(observables=frozenset()).skips(scenario) is None
+    assert Declaration(profile="strict").skips(scenario) == (
+        "not_applicable",
+        "the implementation follows the strict profile; the scenario runs under lenient",
     )
-    assert Claims(frozenset("AV")).unclaimed(scenario) == (
-        "rule group T is not claimed (the scenario cites T1)"
+    assert Declaration(dialect="anthropic-messages").skips(scenario) == (
+        "not_applicable",
+        "the implementation reads the anthropic-messages dialect; the scenario is in openai-chat",
     )
-    assert Claims(frozenset("V")).unclaimed(scenario) == (
-        "rule groups A, T are not claimed (the scenario cites A2, T1)"
-    )
-    assert Claims(dialect="anthropic-messages").unclaimed(scenario) == (
-        "the implementation claims the anthropic-messages dialect; the scenario is in openai-chat"
+    assert Declaration().skips(two) is None
+    assert Declaration(observables=frozenset(OBSERVABLES) - {"choices"}).skips(two) == (
+        "unsupported",
+        "the implementation assembles a single choice; the stream has 2",
     )
 
 
-class _Claiming:
-    CLAIMS: ClassVar[dict[str, Any]] = {"rules": ["C"]}
+class _Declaring:
+    CALLSTREAM: ClassVar[dict[str, Any]] = {"observables": ["incremental"]}
 
     def __call__(self, *, tools: list[Tool], limits: Limits) -> Assembler:
         return _factory(tools=tools, limits=limits)

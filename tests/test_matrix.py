@@ -13,6 +13,7 @@ import pytest
 from harness.case import CaseResult
 from harness.checks import Failure
 from harness.cli import main
+from harness.errors import UsageError
 from harness.matrix import MATRIX_SPLITTINGS, render_matrix, with_splittings
 from harness.report import ReportWriter
 from harness.spec import CallPlan, Scenario, Splitting, StreamSpec
@@ -50,7 +51,7 @@ def test_callstream_matrix_runs_each_library_and_shows_rules_failures_and_repros
     assert "| A2 | Append arguments verbatim | ✓ 1 |" in text
     assert "| C4 | No premature execution | – |" in text
     assert "| A8 | Preview is not the buffer | n/a |" in text
-    assert "A1–A7, C1, C3, E1–E4, T1–T4" in text
+    assert "| not: incremental, findings |" in text
     assert "## Failures: `http:openai`" in text
     assert "call\\_abccall\\_abc" in text
     assert '"id":"call_abc"' in text  # the repro's stream lines
@@ -82,7 +83,11 @@ def rendered(tmp_path: Path) -> Path:
                     "implementation": {
                         "connectable": f"http:{adapter}",
                         "name": adapter,
-                        "claims": {"rules": ["A3"], "single_choice": False},
+                        "declaration": {
+                            "profile": "lenient",
+                            "dialect": "openai-chat",
+                            "observables": ["status", "ids"],
+                        },
                     },
                     "argv": [],
                     "scenarios": 1,
@@ -121,12 +126,12 @@ def rendered(tmp_path: Path) -> Path:
 
 
 def test_a_cell_is_a_rules_verdict_per_library(rendered: Path) -> None:
-    """One row per rule, one column per library: passed, failed, not claimed."""
+    """One row per rule, one column per library: passed, failed, not applicable."""
     text = (rendered / "matrix.md").read_text()
     assert "| A3 | Set metadata, never concatenate it | ✓ 1 | ✗ 1/1 |" in text
     assert "| A2 | Append arguments verbatim | – | – |" in text
     assert "![http:bad: 0/1 passed](https://img.shields.io/badge/bad-0%2F1%20passed-red)" in text
-    assert "None: every claimed case passed." in text
+    assert "None: every case that ran passed." in text
 
 
 def test_the_html_page_is_well_formed_with_unique_anchors(rendered: Path) -> None:
@@ -187,3 +192,44 @@ def test_bad_arguments_are_usage_errors(
     assert main(["matrix", *argv, "--out", str(tmp_path)]) == 2
     assert says in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_failures_are_grouped_into_the_reviewed_bugs_with_rule_text_and_repro(
+    rendered: Path,
+) -> None:
+    """bugs.yaml names each library's distinct bugs: the matrix shows each with the rule text
+    it breaks, its cause, its scenarios and its minimal repro; a failing scenario no bug names
+    is listed as not yet traced."""
+    text = (rendered / "matrix.md").read_text()
+    assert "Failing scenarios not yet traced to a bug (1): `oc-x`." in text
+    (rendered / "bugs.yaml").write_text(
+        "bad:\n"
+        "  - title: A repeated id is concatenated\n"
+        "    rules: [A3]\n"
+        "    cause: bad/deltas.py adds every string field\n"
+        "    scenarios: [oc-x, oc-fixed-since]\n"
+    )
+    render_matrix(rendered)
+    text = (rendered / "matrix.md").read_text()
+    assert "### Distinct bugs (1)" in text
+    assert (
+        "1. **A repeated id is concatenated** (A3). Cause: bad/deltas.py adds every string "
+        "field. Scenarios (1): `oc-x`." in text
+    )
+    assert "   > A3: id, type and function.name arrive whole" in text
+    assert "Minimal repro, `oc-x` [lenient-whole]: `identity` id 'aa', expected 'a'" in text
+    assert "not yet traced" not in text
+    page = (rendered / "matrix.html").read_text()
+    assert "<blockquote><b>A3</b> id, type and function.name arrive whole" in page
+
+
+def test_a_malformed_bug_list_is_a_usage_error_naming_the_entry(rendered: Path) -> None:
+    """A bug without a cause, or citing a rule that does not exist, stops the rendering."""
+    (rendered / "bugs.yaml").write_text(
+        "bad:\n  - title: x\n    rules: [Z1]\n    cause: y\n    scenarios: [oc-x]\n"
+    )
+    with pytest.raises(UsageError, match=r"bugs.yaml: bad\[0\]: rules must be a list of rule"):
+        render_matrix(rendered)
+    (rendered / "bugs.yaml").write_text("bad:\n  - {title: x, rules: [A3]}\n")
+    with pytest.raises(UsageError, match=r"bad\[0\]: a bug has exactly the keys cause, rules"):
+        render_matrix(rendered)

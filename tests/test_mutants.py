@@ -22,7 +22,7 @@ import tests.mutants
 from reference_impl import Assembler, Limits, Tool
 from tests.helpers import TOOLS, args, chunk, header, simple_call, splits, sse
 from tests.mutants import MUTANTS, BaseAssembler
-from tests.mutants._base import CLAIMS
+from tests.mutants._base import CALLSTREAM
 
 Result = dict[str, Any]
 Payload = dict[str, Any]
@@ -725,7 +725,7 @@ def test_every_mutant_is_shown_at_work() -> None:
 @pytest.mark.parametrize("name", MUTANTS)
 def test_a_mutant_says_what_it_breaks_and_whose_bug_it_is(name: str) -> None:
     """A mutant's docstring opens with its bug in one line and names every rule it breaks and
-    every source it cites; it claims what the base claims, and the harness can load it."""
+    every source it cites; it declares what the base declares, and the harness can load it."""
     mutant = MUTANTS[name]
     assert mutant.bug.endswith(".")
     assert mutant.breaks
@@ -733,7 +733,7 @@ def test_a_mutant_says_what_it_breaks_and_whose_bug_it_is(name: str) -> None:
     assert all(rule in mutant.doc for rule in mutant.breaks)
     assert mutant.cites
     assert all(source in mutant.doc for source in mutant.cites)
-    assert mutant.claims == CLAIMS
+    assert mutant.declaration == CALLSTREAM
     module, _, attribute = mutant.connectable.removeprefix("py:").partition(":")
     assert getattr(importlib.import_module(module), attribute) is mutant.factory
 

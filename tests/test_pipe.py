@@ -17,7 +17,7 @@ import pytest
 from harness.case import CaseResult
 from harness.checks import run_checks
 from harness.cli import main
-from harness.connect import Claims, load_implementation
+from harness.connect import OBSERVABLES, Declaration, load_implementation
 from harness.errors import UsageError
 from harness.observe import observe
 from harness.pipe import CommandFactory, pipe_schema, protocol_problem, with_protocol_validation
@@ -104,22 +104,22 @@ def test_the_node_example_passes_the_corpus_through_callstream_run(
     profile: str, cuts: tuple[Splitting, ...], corpus: list[Scenario]
 ) -> None:
     """Every scenario, cut at seeded random places (and whole), passes over the pipe under the
-    profile the program claims in its start answer."""
+    profile the program declares in its start answer."""
     spec = NODE + (" --strict" if profile == "strict" else "")
     scenarios = [dataclasses.replace(scenario, splittings=cuts) for scenario in corpus]
     summary, report = run_corpus(spec, scenarios, jobs=2)
     assert report.header_fields["implementation"] == {
         "connectable": spec,
         "name": "node-assembler 0.1.0 (javascript)",
-        "claims": {
-            "rules": ["A", "C", "E", "R", "T", "V"],
+        "declaration": {
             "profile": profile,
             "dialect": "openai-chat",
+            "observables": list(OBSERVABLES),
         },
     }
     assert [r.scenario for r in summary.failures] == []
     # One scenario runs only under the other profile.
-    assert summary.counts["not_claimed"] == len(cuts)
+    assert summary.counts["not_applicable"] == len(cuts)
     assert summary.counts["passed"] == (len(scenarios) - 1) * len(cuts)
 
 
@@ -130,7 +130,9 @@ def test_callstream_run_takes_a_cmd_connectable(
     code = main(["run", "--jobs", "2", "--impl", NODE, "--out", str(tmp_path / "r"), str(CORPUS)])
     stdout = capsys.readouterr().out
     assert code == 0
-    assert stdout.startswith("6 cases of 4 scenarios: 5 passed, 0 failed, 1 not claimed")
+    assert stdout.startswith(
+        "6 cases of 4 scenarios: 5 passed, 0 failed, 0 errored, 0 unsupported, 1 not applicable"
+    )
     first = json.loads((tmp_path / "r" / "report.jsonl").read_text().splitlines()[0])
     assert first["implementation"]["connectable"] == NODE
 
@@ -142,7 +144,7 @@ def test_a_stream_over_the_pipe_releases_what_the_program_released() -> None:
     """run, feed per chunk and close: the results come back per chunk, as in process."""
     implementation = load_implementation(connectable("well"))
     assert implementation.name == "faux-well 1.0 (python)"
-    assert implementation.claims == Claims()
+    assert implementation.declaration == Declaration()
     chunks = [STREAM[:150], STREAM[150:]]
     over_pipe = observe(implementation.factory, [WEATHER], Limits(), chunks)
     in_process = observe(Assembler, [WEATHER], Limits(), chunks)
@@ -153,7 +155,7 @@ def test_a_stream_over_the_pipe_releases_what_the_program_released() -> None:
 
 def test_one_program_serves_stream_after_stream() -> None:
     """The program is started once per process and reused, not started per stream."""
-    factory = CommandFactory(faux("well"), Claims())
+    factory = CommandFactory(faux("well"), Declaration())
     observe(factory, [WEATHER], Limits(), [STREAM])
     pid = factory.pid
     observe(factory, [WEATHER], Limits(), [STREAM])
@@ -236,7 +238,7 @@ def test_a_crash_or_garbage_fails_its_case_and_a_fresh_program_runs_the_next(
         ("oc-faux-trigger", "whole", "failed"),
         ("oc-faux-rome", "whole", "passed"),
         ("oc-faux-rome", "random-1", "passed"),
-        ("oc-faux-strict-only", "whole", "not_claimed"),
+        ("oc-faux-strict-only", "whole", "not_applicable"),
     ]
     failed = report.results[2]
     assert [(f.check, f.message) for f in failed.failures] == [
@@ -245,7 +247,7 @@ def test_a_crash_or_garbage_fails_its_case_and_a_fresh_program_runs_the_next(
     assert failed.repro is not None
     assert f"{details}{gist}" in failed.repro
     assert summary.exit_code == 1
-    # Parent and worker each started it to read its claims; the worker then ran it twice.
+    # Parent and worker each started it to read its declaration; the worker then ran it twice.
     assert len(pids.read_text().split()) == 4
 
 
@@ -261,7 +263,7 @@ def test_a_hung_program_fails_no_hang_and_never_outlives_its_worker(tmp_path: Pa
     ] * 2
     assert [f.check for f in report.results[2].failures] == ["no_hang"]
     started = [int(pid) for pid in pids.read_text().split()]
-    assert len(started) == 5  # parent; first worker: claims, streams; second worker: the same
+    assert len(started) == 5  # parent; first worker: declaration, streams; second worker: the same
     assert all(_gone(pid) for pid in started)
     assert summary.elapsed < 30
 
@@ -269,12 +271,13 @@ def test_a_hung_program_fails_no_hang_and_never_outlives_its_worker(tmp_path: Pa
 def test_a_program_that_stops_answering_is_a_hang_in_process_too() -> None:
     """Without a runner (fuzzing, the pytest plugin) the pipe's own timeout ends the wait: the
     stream is recorded as hung, not crashed, and the next stream gets a fresh program."""
-    factory = CommandFactory(faux("hang"), Claims(), timeout=0.5)
+    factory = CommandFactory(faux("hang"), Declaration(), timeout=0.5)
     seen = observe(factory, [MISBEHAVE], Limits(), [STREAM])
     assert seen.timed_out
     assert seen.error is not None
     assert seen.error.endswith("ImplementationHung: the program did not answer feed within 0.5 s\n")
-    assert [f.check for f in run_checks(Expected((), frozenset()), seen, "must")] == ["no_hang"]
+    judgement = run_checks(Expected((), frozenset()), seen, "must", OBSERVABLES)
+    assert [f.check for f in judgement.failures] == ["no_hang"]
     assert observe(factory, [WEATHER], Limits(), [STREAM]).error is None
 
 
@@ -297,7 +300,7 @@ def test_a_program_that_stops_answering_is_a_hang_in_process_too() -> None:
 def test_a_program_that_breaks_the_protocol_fails_that_stream_only(mode: str, gist: str) -> None:
     """Each failure is the implementation's, summed up on the error's last line; the next
     stream runs normally."""
-    factory = CommandFactory(faux(mode), Claims())
+    factory = CommandFactory(faux(mode), Declaration())
     seen = observe(factory, [MISBEHAVE], Limits(), [STREAM[:100], STREAM[100:]])
     assert seen.error is not None
     assert not seen.timed_out
@@ -307,7 +310,7 @@ def test_a_program_that_breaks_the_protocol_fails_that_stream_only(mode: str, gi
 
 def test_the_program_error_answer_carries_its_traceback() -> None:
     """An error answer's traceback is shown before the summary, the program is kept."""
-    factory = CommandFactory(faux("error"), Claims())
+    factory = CommandFactory(faux("error"), Declaration())
     seen = observe(factory, [MISBEHAVE], Limits(), [STREAM])
     pid = factory.pid
     assert seen.error is not None
@@ -318,7 +321,7 @@ def test_the_program_error_answer_carries_its_traceback() -> None:
 
 def test_stderr_noise_alone_fails_nothing() -> None:
     """A program may write to stderr as it pleases."""
-    factory = CommandFactory(faux("noisy"), Claims())
+    factory = CommandFactory(faux("noisy"), Declaration())
     seen = observe(factory, [WEATHER], Limits(), [STREAM])
     assert seen.error is None
     assert seen.results[0].status == "ready"
@@ -327,12 +330,15 @@ def test_stderr_noise_alone_fails_nothing() -> None:
 def test_validate_protocol_catches_an_answer_the_schema_rejects(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """Without the flag a result with status "done" fails the status check; with it, the
+    """Without the flag a result with status "done" fails the contract check; with it, the
     answer is the implementation's protocol error, naming what is wrong and quoting it."""
     impl = connectable("bad-result")
     args = ["run", "--jobs", "1", "--impl", impl, "-k", "trigger", str(CORPUS)]
     assert main([*args, "--out", str(tmp_path / "plain")]) == 1
-    assert "status: call 0 of choice 0 is done, expected ready" in capsys.readouterr().out
+    assert (
+        "contract: call 0 of choice 0 has status 'done', which is not in the contract"
+        in capsys.readouterr().out
+    )
     assert main([*args, "--out", str(tmp_path / "checked"), "--validate-protocol"]) == 1
     out = capsys.readouterr().out
     assert (
@@ -358,7 +364,7 @@ def test_validate_protocol_is_for_cmd_connectables_only(capsys: pytest.CaptureFi
         ("pass", "the program exited with code 0 while answering start"),
         (
             'print(\'{"version": 2, "implementation": {"name": "x", "version": "1", '
-            '"language": "x", "dialects": ["openai-chat"], "rules": [], '
+            '"language": "x", "dialects": ["openai-chat"], '
             '"profile": "lenient"}}\')',
             "the program speaks protocol version 2; callstream speaks 1",
         ),
@@ -384,3 +390,44 @@ def _gone(pid: int) -> bool:
     except FileNotFoundError:
         return True
     return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+EXACT_PROGRAM = r"""
+import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    cmd = request["cmd"]
+    if cmd == "start":
+        implementation = {"name": "exact", "version": "1", "language": "python",
+                          "dialects": ["openai-chat"], "profile": "lenient"}
+        answer = {"version": 1, "implementation": implementation}
+    elif cmd == "stop":
+        break
+    elif cmd == "close":
+        digits = "9" * 5000
+        sys.stdout.write('{"seq": %s, "results": [{"choice": 0, "index": 0, "id": "c\\u0000",'
+                         ' "name": "get_weather", "arguments_text": "\\ud800 lone",'
+                         ' "arguments": {"z": %s, "a": "\\udfff"}, "status": "ready",'
+                         ' "reason": null}]}\n' % (json.dumps(request["seq"]), digits))
+        sys.stdout.flush()
+        continue
+    else:
+        answer = {"seq": request["seq"], "ok": True} if cmd == "run" else {
+            "seq": request["seq"], "results": []}
+    print(json.dumps(answer), flush=True)
+"""
+
+
+def test_what_a_program_hands_back_arrives_bit_exact() -> None:
+    """A lone surrogate stays lone, NUL stays, a 5000-digit integer is read whole and key
+    order is kept: the harness decodes the program's JSON without healing or failing it."""
+    spec = "cmd:" + shlex.join([sys.executable, "-c", EXACT_PROGRAM])
+    implementation = load_implementation(spec)
+    seen = observe(implementation.factory, [WEATHER], Limits(), [STREAM])
+    assert seen.error is None
+    [result] = seen.results
+    assert result.id == "c\x00"
+    assert result.arguments_text == "\ud800 lone"
+    assert list(result.arguments) == ["z", "a"]
+    assert result.arguments["z"] == int("9" * 1000) * 10**4000 + int("9" * 4000)
+    assert result.arguments["a"] == "\udfff"

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from harness.case import format_repro, run_case
-from harness.checks import run_checks
+from harness.checks import Failure, run_checks
+from harness.connect import OBSERVABLES
 from harness.observe import Observation, Observed, Release, observe
 from harness.oracle import PlanError, expect
 from harness.render import render
@@ -230,6 +231,16 @@ def test_splittings_cover_whole_bytes_pairs_and_seeded_random() -> None:
     assert cut(data, [4, 4, 0, 99]) == [b"data", b": abc\n\n"]
 
 
+def _judge(
+    expected: Any,
+    seen: Observation,
+    kind: str,
+    exposed: frozenset[str] = frozenset(OBSERVABLES),
+    cited: tuple[str, ...] = (),
+) -> tuple[Failure, ...]:
+    return run_checks(expected, seen, kind, exposed, cited).failures
+
+
 def _observation(*results: dict[str, Any], offset: int = 10**6) -> Observation:
     return Observation(
         tuple(Release(0, offset, Observed.from_result(result)) for result in results)
@@ -265,7 +276,7 @@ def test_checks_catch_a_broken_result(result: dict[str, Any], offset: int, check
     """Each check names the mistake it exists to catch."""
     spec = StreamSpec(TOOLS, (plan(),))
     expected = expect(spec, render(spec), "lenient")
-    failures = run_checks(expected, _observation(result, offset=offset), "must")
+    failures = _judge(expected, _observation(result, offset=offset), "must")
     assert check in {failure.check for failure in failures}
 
 
@@ -277,7 +288,7 @@ def test_a_crash_is_the_implementation_failing() -> None:
 
     spec = StreamSpec(TOOLS, (plan(),))
     seen = observe(crashing, TOOLS, Limits(), [render(spec).data])
-    failures = run_checks(expect(spec, render(spec), "lenient"), seen, "must")
+    failures = _judge(expect(spec, render(spec), "lenient"), seen, "must")
     assert [f.check for f in failures] == ["no_crash"]
     assert "RuntimeError: boom" in failures[0].message
 
@@ -287,8 +298,8 @@ def test_must_not_only_asks_that_nothing_runs() -> None:
     spec = StreamSpec(TOOLS, (plan(),), ending=Ending(finish="length"))
     expected = expect(spec, render(spec), "lenient")
     other_reason = _observation(_ready(status="rejected", reason="malformed_json", arguments=None))
-    assert run_checks(expected, other_reason, "must-not") == []
-    assert [f.check for f in run_checks(expected, _observation(_ready()), "must-not")] == [
+    assert _judge(expected, other_reason, "must-not") == ()
+    assert [f.check for f in _judge(expected, _observation(_ready()), "must-not")] == [
         "safe_release",
         "nothing_ready",
     ]
@@ -316,3 +327,92 @@ def test_repro_of_a_long_stream_keeps_the_lines_around_a_release() -> None:
     assert any("data: 50" in line and "◀ after byte" in line for line in lines)
     assert "        …" in lines
     assert len(lines) < 40
+
+
+def test_a_failure_is_filed_under_the_rule_its_check_proves() -> None:
+    """A truncated call released ready breaks C3, whatever the scenario cites; a wrong text
+    breaks A2; where a problem could prove several rules, those the scenario cites win."""
+    spec = StreamSpec(TOOLS, (plan(),), ending=Ending(finish="length"))
+    expected = expect(spec, render(spec), "lenient")
+    [failure] = _judge(expected, _observation(_ready()), "must", cited=("A5", "A6", "E4"))
+    assert (failure.check, failure.rules) == ("safe_release", ("C3",))
+    spec = StreamSpec(TOOLS, (plan(),))
+    expected = expect(spec, render(spec), "lenient")
+    [failure] = _judge(
+        expected, _observation(_ready(arguments_text='{"city":"Paris"}')), "must", cited=("E4",)
+    )
+    assert (failure.check, failure.rules) == ("text_exact", ("A2",))
+    failures = _judge(expected, _observation(_ready(index=1)), "must", cited=("A6", "C2", "E4"))
+    assert {(f.check, f.rules) for f in failures} == {
+        ("safe_release", ("A6",)),
+        ("calls_released", ("A6",)),
+        ("calls_released", ("A6", "C2")),
+    }
+
+
+def test_checks_that_read_what_is_not_exposed_are_not_observable_never_passed() -> None:
+    """Results that only come out at close() cannot show release timing: the check is listed
+    as not observable, and a release before the signal is not held against the library."""
+    spec = StreamSpec(TOOLS, (plan(),))
+    expected = expect(spec, render(spec), "lenient")
+    hidden = frozenset(OBSERVABLES) - {"incremental", "reason", "findings"}
+    judgement = run_checks(expected, _observation(_ready(), offset=5), "must", hidden)
+    assert judgement.failures == ()
+    assert judgement.not_observable == ("reason", "no_premature_release", "findings")
+
+
+def test_without_statuses_a_call_handed_back_is_ready_and_one_withheld_is_refused() -> None:
+    """A library with no notion of a rejected call: withholding a truncated call passes,
+    handing it back is releasing it ready."""
+    spec = StreamSpec(TOOLS, (plan(),), ending=Ending(finish="length"))
+    expected = expect(spec, render(spec), "lenient")
+    no_status = frozenset(OBSERVABLES) - {"status", "reason"}
+    assert _judge(expected, _observation(), "must", no_status) == ()
+    [failure] = _judge(expected, _observation(_ready()), "must", no_status)
+    assert (failure.check, failure.rules) == ("safe_release", ("C3",))
+    assert "calls_released" in {f.check for f in _judge(expected, _observation(), "must")}
+
+
+def test_a_parameterless_call_whose_arguments_never_came_may_read_as_an_empty_object() -> None:
+    """The rules complete such a call as ``{}``: handing back "{}" is not an A2 failure."""
+    spec = StreamSpec(TOOLS, (plan(name="get_time", arguments="", cuts=()),))
+    expected = expect(spec, render(spec), "lenient")
+    result = _ready(name="get_time", arguments_text="{}", arguments={})
+    assert _judge(expected, _observation(result), "must") == ()
+    wrong = _ready(name="get_time", arguments_text="{ }", arguments={})
+    assert [f.check for f in _judge(expected, _observation(wrong), "must")] == ["text_exact"]
+
+
+def test_a_status_outside_the_contract_is_named_as_such() -> None:
+    """``done`` is not "done, expected ready": the message says the contract has no such
+    status."""
+    spec = StreamSpec(TOOLS, (plan(),))
+    expected = expect(spec, render(spec), "lenient")
+    failures = _judge(expected, _observation(_ready(status="done")), "must")
+    [contract] = [f for f in failures if f.check == "contract"]
+    assert "status 'done', which is not in the contract" in contract.message
+    assert "None" not in " ".join(f.message for f in failures)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "\ud83d\ude00",  # two lone halves, not one character
+        "nul\x00 and \ufffe\uffff",
+        10**5000,
+        float("inf"),
+        {"b": 1, "a": [1, {"z": None, "y": "\udfff"}]},
+    ],
+    ids=["surrogate-halves", "nul-noncharacters", "huge-int", "infinity", "key-order"],
+)
+def test_an_observation_keeps_every_value_exactly(value: Any) -> None:
+    """What an implementation hands back is recorded code point for code point, digit for
+    digit, key order kept: no JSON round trip heals a lone surrogate pair."""
+    observed = Observed.from_result(_ready(arguments_text=value, arguments=value))
+    assert observed.arguments_text == value
+    assert type(observed.arguments_text) is type(value)
+    if isinstance(value, dict):
+        assert list(observed.arguments) == list(value)
+        assert observed.arguments == value
+    if isinstance(value, str):
+        assert len(observed.arguments_text) == len(value)

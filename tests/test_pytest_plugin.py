@@ -43,12 +43,12 @@ def test_one_item_per_case_in_corpus_order(pytester: pytest.Pytester) -> None:
     assert result.outlines[: len(ITEMS)] == ITEMS
 
 
-def test_the_reference_passes_and_unclaimed_cases_are_skipped(pytester: pytest.Pytester) -> None:
-    """A strict-only scenario is skipped as not claimed under the lenient profile."""
+def test_the_reference_passes_and_other_profiles_are_skipped(pytester: pytest.Pytester) -> None:
+    """A strict-only scenario is skipped as not applicable under the lenient profile."""
     result = corpus(pytester, DEFAULT, "-rs")
     result.assert_outcomes(passed=5, skipped=1)
     result.stdout.fnmatch_lines(
-        ["SKIPPED * not claimed: the implementation claims the lenient profile; *"]
+        ["SKIPPED * not applicable: the implementation follows the lenient profile; *"]
     )
 
 

@@ -33,7 +33,7 @@ HEADER = {
     "implementation": {
         "connectable": "py:tests.fakes:assembler",
         "name": "fake <assembler> & co",
-        "claims": {"groups": ["A", "C", "V"], "dialects": ["openai-chat"]},
+        "declaration": {"profile": "lenient", "dialect": "openai-chat", "observables": ["ids"]},
     },
     "argv": ["callstream", "run", "py:tests.fakes:assembler"],
     "scenarios": 4,
@@ -96,7 +96,7 @@ FAILED_STRICT_PASSED = CaseResult(
     chunkings=1,
     source=FAILED.source,
 )
-NOT_CLAIMED = CaseResult(
+NOT_APPLICABLE = CaseResult(
     "t2-crlf-split",
     "CR and LF in different chunks",
     ("T2",),
@@ -104,8 +104,8 @@ NOT_CLAIMED = CaseResult(
     "must",
     "strict",
     "pairs",
-    "not_claimed",
-    detail="the transport rules (T) are not claimed",
+    "not_applicable",
+    detail="the implementation follows the lenient profile; the scenario runs under strict",
     source="scenarios/openai-chat/t2.yaml:3",
 )
 ERRORED = CaseResult(
@@ -121,7 +121,7 @@ ERRORED = CaseResult(
     elapsed=3.5,
     source="scenarios/openai-chat/v5.yaml:1",
 )
-CASES = (PASSED, FAILED, FAILED_STRICT_PASSED, NOT_CLAIMED, ERRORED)
+CASES = (PASSED, FAILED, FAILED_STRICT_PASSED, NOT_APPLICABLE, ERRORED)
 
 
 def write_report(
@@ -164,13 +164,19 @@ def test_header_and_footer_fill_in_what_the_runner_does_not_know(run: Path) -> N
     """The header gains the format, version, start time and platform; the footer gains the
     finish time, elapsed seconds and the counts of the results written."""
     header, _, footer = load_report(run)
-    assert (header["type"], header["format"], header["cases"]) == ("header", 1, 6)
+    assert (header["type"], header["format"], header["cases"]) == ("header", 2, 6)
     assert header["callstream"]
     assert header["python"]
     assert header["platform"]
     assert datetime.fromisoformat(header["started"]).tzinfo is not None
     assert footer is not None
-    assert footer["counts"] == {"passed": 2, "failed": 1, "not_claimed": 1, "errored": 1}
+    assert footer["counts"] == {
+        "passed": 2,
+        "failed": 1,
+        "errored": 1,
+        "unsupported": 0,
+        "not_applicable": 1,
+    }
     assert (footer["exit_code"], footer["stopped_early"]) == (1, False)
     assert datetime.fromisoformat(footer["finished"]) >= datetime.fromisoformat(header["started"])
     assert footer["elapsed"] >= 0
@@ -197,21 +203,55 @@ def test_a_run_that_crashes_keeps_every_line_it_wrote(tmp_path: Path) -> None:
     assert (badge["message"], badge["color"]) == ("1/1 passed (unfinished)", "orange")
 
 
-def test_rule_table_counts_each_scenario_once_per_rule_it_cites(run: Path) -> None:
-    """A scenario counts under every rule it cites, with its verdict over all its cases: one
-    failed case fails it even when its other case passed."""
+def test_rule_table_counts_each_scenario_once_per_rule_it_is_judged_on(run: Path) -> None:
+    """A scenario counts once under every rule it cites: failed there only when a check proving
+    that rule failed in one of its cases, even when its other case passed."""
     table = rule_table(load_report(run).results)
     assert table["A2"] == {
         "scenarios": 2,
         "passed": 1,
         "failed": 1,
-        "not_claimed": 0,
         "errored": 0,
+        "not_observable": 0,
+        "unsupported": 0,
+        "not_applicable": 0,
         "hole": False,
     }
     assert (table["C4"]["scenarios"], table["C4"]["failed"], table["C4"]["passed"]) == (1, 1, 0)
-    assert (table["T2"]["scenarios"], table["T2"]["not_claimed"]) == (1, 1)
+    assert (table["T2"]["scenarios"], table["T2"]["not_applicable"]) == (1, 1)
     assert (table["V5"]["scenarios"], table["V5"]["errored"]) == (1, 1)
+
+
+def test_a_failure_counts_against_the_rule_its_check_proves_not_every_rule_cited() -> None:
+    """A scenario citing A5 and E4 whose text_exact check failed is red under A2 (which it does
+    not cite) and stays green under A5 and E4."""
+    line = FAILED.to_dict() | {
+        "rules": ["A5", "E4"],
+        "failures": [{"check": "text_exact", "rules": ["A2"], "message": "'{}' expected ''"}],
+    }
+    table = rule_table([line])
+    assert (table["A2"]["failed"], table["A2"]["scenarios"], table["A2"]["hole"]) == (1, 0, True)
+    assert (table["A5"]["passed"], table["A5"]["failed"]) == (1, 0)
+    assert (table["E4"]["passed"], table["E4"]["failed"]) == (1, 0)
+
+
+def test_a_rule_only_unobservable_checks_could_prove_is_not_observable_never_passed() -> None:
+    """Release timing (C4) cannot be seen in results that come out at close(): a C4 scenario
+    that passed its other checks stands "not observable" under C4. A crash hides the rest."""
+    line = PASSED.to_dict() | {"rules": ["C4", "A2"], "not_observable": ["no_premature_release"]}
+    table = rule_table([line])
+    assert (table["C4"]["not_observable"], table["C4"]["passed"]) == (1, 0)
+    assert table["A2"]["passed"] == 1
+    crashed = FAILED.to_dict() | {
+        "rules": ["A2"],
+        "failures": [{"check": "no_crash", "rules": ["V6"], "message": "raised KeyError"}],
+    }
+    table = rule_table([crashed])
+    assert (table["V6"]["failed"], table["A2"]["not_observable"], table["A2"]["passed"]) == (
+        1,
+        1,
+        0,
+    )
 
 
 def test_rules_no_scenario_cites_are_listed_as_holes(run: Path) -> None:
@@ -229,27 +269,30 @@ def test_rules_no_scenario_cites_are_listed_as_holes(run: Path) -> None:
 
 
 def test_a_scenario_passes_when_every_case_that_ran_passed() -> None:
-    """Cases that were not claimed do not stop a scenario passing; a scenario with no claimed
-    case is not claimed; a rule outside RULES is still counted, after the known ones."""
+    """Cases that did not run do not stop a scenario passing; a scenario with no case run is
+    not applicable (or unsupported); a rule outside RULES is still counted, after the known
+    ones."""
     line = PASSED.to_dict()
     results = [
         line | {"rules": ["A2", "Z9"]},
-        line | {"rules": ["A2", "Z9"], "outcome": "not_claimed", "profile": "strict"},
-        line | {"scenario": "other", "outcome": "not_claimed"},
+        line | {"rules": ["A2", "Z9"], "outcome": "not_applicable", "profile": "strict"},
+        line | {"scenario": "other", "outcome": "not_applicable"},
+        line | {"scenario": "third", "outcome": "unsupported"},
     ]
     table = rule_table(results)
-    assert (table["A2"]["passed"], table["A2"]["not_claimed"], table["A2"]["scenarios"]) == (
-        1,
-        1,
-        2,
-    )
+    assert (
+        table["A2"]["passed"],
+        table["A2"]["not_applicable"],
+        table["A2"]["unsupported"],
+        table["A2"]["scenarios"],
+    ) == (1, 1, 1, 3)
     assert list(table)[-1] == "Z9"
-    assert table["Z9"]["passed"] == 1
+    assert table["Z9"]["not_observable"] == 1  # no check proves a rule the suite does not know
 
 
 def test_junit_parses_and_counts_each_outcome(run: Path) -> None:
     """junit.xml is valid XML even with NUL in a repro: one suite per profile, a failure with
-    its checks and repro, not claimed as skipped, errored as error."""
+    its checks and repro, not applicable as skipped, errored as error."""
     root = ET.parse(run / "junit.xml").getroot()
     assert root.tag == "testsuites"
     assert {k: root.get(k) for k in ("tests", "failures", "errors", "skipped")} == {
@@ -272,7 +315,7 @@ def test_junit_parses_and_counts_each_outcome(run: Path) -> None:
     assert "</pre><script>" in failure.text  # escaped by XML, read back as text
     skipped = cases["t2-crlf-split", "strict/pairs"].find("skipped")
     assert skipped is not None
-    assert skipped.get("message") == "not claimed"
+    assert skipped.get("message") == "not applicable"
     error = cases["v5-runaway", "lenient/whole"].find("error")
     assert error is not None
     assert error.text is not None
@@ -286,9 +329,12 @@ def test_summary_holds_the_rule_table_and_each_failure_with_its_repro(run: Path)
     text = (run / "summary.md").read_text(encoding="utf-8")
     title = text.splitlines()[0]
     assert title.startswith("# callstream: fake \\<assembler\\> \\& co — ✗ 1 failed, 1 errored")
-    assert "2 passed, 1 failed, 1 not claimed, 1 errored of 5 cases in 4 scenarios" in text
-    assert "| ✗ | A2 | Append arguments verbatim | 2 | 1 | 1 | 0 | 0 |" in text
-    assert "| ⚠ | V3 | Known tools only | **0: hole** | 0 | 0 | 0 | 0 |" in text
+    assert (
+        "2 passed, 1 failed, 1 errored, 0 unsupported, 1 not applicable of 5 cases in 4 "
+        "scenarios" in text
+    )
+    assert "| ✗ | A2 | Append arguments verbatim | 2 | 1 | 1 | 0 | 0 | 0 | 0 |" in text
+    assert "| ⚠ | V3 | Known tools only | **0: hole** | 0 | 0 | 0 | 0 | 0 | 0 |" in text
     assert "### ✗ `c4-early-release` Released before the finish \\<b\\>chunk" in text
     assert "1 failed of 2 cases · rules C4, A2 · `scenarios/openai-chat/c4.yaml:7`" in text
     assert "**lenient/bytes** failed:" in text
@@ -393,7 +439,7 @@ def test_badge_says_how_many_passed_or_failed(run: Path, tmp_path: Path) -> None
         "message": "1 failed, 1 errored",
         "color": "red",
     }
-    write_report(tmp_path / "green", (PASSED, FAILED_STRICT_PASSED, NOT_CLAIMED), exit_code=0)
+    write_report(tmp_path / "green", (PASSED, FAILED_STRICT_PASSED, NOT_APPLICABLE), exit_code=0)
     badge = json.loads((tmp_path / "green" / "badge.json").read_text())
     assert (badge["message"], badge["color"]) == ("2/2 passed", "brightgreen")
 
@@ -453,7 +499,7 @@ def _set(lines: list[str], number: int, change: dict[str, Any]) -> str:
         (lambda lines: lines[1:], 1, "the first line must be the header, not 'result'"),
         (lambda lines: [*lines, lines[1]], 8, "a line after the footer"),
         (lambda lines: [lines[0], *lines[2:]], 6, "do not match the 4 result lines"),
-        (lambda lines: [_set(lines, 1, {"format": 2}), *lines[1:]], 1, "report format 2"),
+        (lambda lines: [_set(lines, 1, {"format": 3}), *lines[1:]], 1, "report format 3"),
     ],
     ids=[
         "not-json",

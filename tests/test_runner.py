@@ -1,5 +1,5 @@
 """``callstream run``: cases in worker processes, broken implementations reported as results and
-never as the harness's failure, verdicts in case order, early stop, claims, exit codes."""
+never as the harness's failure, verdicts in case order, early stop, declarations, exit codes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from harness.case import CaseResult
 from harness.cli import main
-from harness.connect import Claims, load_implementation
+from harness.connect import OBSERVABLES, Declaration, load_implementation
 from harness.errors import HarnessError, UsageError
 from harness.implementations import DEFAULT
 from harness.runner import RunSummary, expand, make_progress, run, select_scenarios
@@ -88,7 +88,8 @@ def outcomes(report: Report) -> list[tuple[str, str, str]]:
 
 
 def test_the_reference_passes_and_the_report_says_what_ran() -> None:
-    """Every case passes; the header names the implementation, its claims and the counts."""
+    """Every case passes; the header names the implementation, its declaration and the
+    counts."""
     summary, report = run_on(DEFAULT, [scenario("oc-a"), scenario("oc-b")])
     assert outcomes(report) == [
         ("oc-a", "whole", "passed"),
@@ -100,10 +101,10 @@ def test_the_reference_passes_and_the_report_says_what_ran() -> None:
         "implementation": {
             "connectable": DEFAULT,
             "name": "harness.implementations:reference",
-            "claims": {
-                "rules": ["A", "C", "E", "R", "T", "V"],
+            "declaration": {
                 "profile": "lenient",
                 "dialect": "openai-chat",
+                "observables": list(OBSERVABLES),
             },
         },
         "argv": [],
@@ -214,27 +215,33 @@ def test_max_fail_not_reached_is_not_an_early_stop() -> None:
     assert report.footer_fields == {"exit_code": 1, "stopped_early": False}
 
 
-def test_unclaimed_cases_are_reported_and_never_run() -> None:
-    """A profile the scenario does not list, or an unclaimed rule group: "not claimed", with
-    the reason, even for a stream the implementation would fail on; the run exits 0."""
+def test_cases_for_another_profile_or_a_declared_non_feature_are_reported_never_run() -> None:
+    """Another profile: "not applicable"; two choices where one is declared: "unsupported",
+    each with the reason, even for a stream the implementation would fail on; the run exits 0.
+    What the scenario cites never keeps it from running."""
     implementation = dataclasses.replace(
-        load_implementation(FAUX + "raising:factory"), claims=Claims(frozenset({"A", "V"}))
+        load_implementation(FAUX + "raising:factory"),
+        declaration=Declaration(observables=frozenset(OBSERVABLES) - {"choices"}),
     )
+    two = scenario("oc-two-choices", MISBEHAVE, rules=("A7",))
+    two = dataclasses.replace(two, spec=dataclasses.replace(two.spec, choices=2))
     scenarios = [
-        scenario("oc-a"),
+        scenario("oc-a", rules=("T1", "C4")),
         scenario("oc-strict-only", MISBEHAVE, profiles=("strict",)),
-        scenario("oc-transport", MISBEHAVE, rules=("T1", "A2")),
+        two,
     ]
     report = Report()
     summary = run(scenarios, implementation, report=report, jobs=2)
-    assert [outcome for _, _, outcome in outcomes(report)] == ["passed"] * 2 + ["not_claimed"] * 4
+    assert [outcome for _, _, outcome in outcomes(report)] == (
+        ["passed"] * 2 + ["not_applicable"] * 2 + ["unsupported"] * 2
+    )
     assert report.results[2].detail == (
-        "not claimed: the implementation claims the lenient profile; the scenario runs under strict"
+        "the implementation follows the lenient profile; the scenario runs under strict"
     )
     assert report.results[4].detail == (
-        "not claimed: rule group T is not claimed (the scenario cites T1)"
+        "the implementation assembles a single choice; the stream has 2"
     )
-    assert (summary.exit_code, summary.counts["not_claimed"]) == (0, 4)
+    assert (summary.exit_code, summary.counts["unsupported"]) == (0, 2)
 
 
 def test_select_matches_id_fragments_tags_and_rules() -> None:
@@ -269,9 +276,9 @@ def test_a_selection_is_recorded_in_the_header() -> None:
     assert {result.scenario for result in report.results} == {"oc-b", "oc-c"}
 
 
-def test_cases_expand_scenario_by_claimed_profile_by_splitting() -> None:
+def test_cases_expand_scenario_by_declared_profile_by_splitting() -> None:
     """Cases are numbered in corpus order and named as the pytest plugin names its items."""
-    cases = expand([scenario("oc-a"), scenario("oc-b")], Claims(profile="strict"))
+    cases = expand([scenario("oc-a"), scenario("oc-b")], Declaration(profile="strict"))
     assert [(case.number, case.name) for case in cases] == [
         (0, "oc-a[strict-whole]"),
         (1, "oc-a[strict-bytes]"),
@@ -346,7 +353,7 @@ def test_cli_run_writes_the_report_and_prints_a_summary(
         f"report: {out}",
     ]
     assert stdout.startswith(
-        "6 cases of 4 scenarios: 4 passed, 1 failed, 1 not claimed, 0 errored ("
+        "6 cases of 4 scenarios: 4 passed, 1 failed, 0 errored, 0 unsupported, 1 not applicable ("
     )
     assert "callstream: running 6 cases" in stderr
     lines = [json.loads(line) for line in (out / "report.jsonl").read_text().splitlines()]

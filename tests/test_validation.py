@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from reference_impl import (
     ConfigurationError,
     Limits,
     Reason,
+    SchemaRefError,
     Status,
     Tool,
     ToolSchemaError,
@@ -572,3 +574,216 @@ def test_more_choices_than_the_limit_fail_the_stream() -> None:
         (n, Status.REJECTED, Reason.TOO_LARGE) for n in range(3)
     ]
     assert results[0].detail == "more than 3 choices in one stream"
+
+
+# -- hostile schemas and arguments: no I/O, nothing raised, bounded work ---------------------
+
+
+def checked(schema: dict[str, Any], arguments: str) -> CallResult:
+    """The single result of a clean stream calling tool ``t`` with ``schema``."""
+    return complete(arguments, name="t", tools=[Tool("t", schema)])
+
+
+def holding(value_schema: dict[str, Any]) -> dict[str, Any]:
+    """An object schema whose property ``v`` has ``value_schema``."""
+    return {"type": "object", "properties": {"v": value_schema}}
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        pytest.param("http://127.0.0.1:9/schema.json", id="http"),
+        pytest.param("https://example.com/schema.json#/$defs/a", id="https"),
+        pytest.param("file:///dev/zero", id="file"),
+        pytest.param("other.json", id="relative-file"),
+        pytest.param("#/$defs/missing", id="dangling-pointer"),
+        pytest.param("https://json-schema.org/draft/2020-12/schema", id="metaschema"),
+    ],
+)
+def test_a_ref_that_does_not_resolve_inside_the_schema_is_a_configuration_error(ref: str) -> None:
+    """A ``$ref`` is never fetched: anything it cannot find inside the schema itself is a
+    SchemaRefError (a ToolSchemaError, a ValueError) naming the tool and the reference, raised
+    when the tool is given."""
+    schema = {"type": "object", "properties": {"a": {"$ref": ref}}, "$defs": {"b": {}}}
+    with pytest.raises(SchemaRefError) as raised:
+        Assembler([Tool("fetcher", schema)])
+    assert isinstance(raised.value, ToolSchemaError)
+    assert isinstance(raised.value, ValueError)
+    assert (raised.value.tool, raised.value.ref) == ("fetcher", ref)
+    assert "fetcher" in str(raised.value)
+    assert ref in str(raised.value)
+
+
+def test_a_ref_to_a_schema_bundled_under_its_own_id_resolves() -> None:
+    """References by pointer, by anchor and by the ``$id`` of a bundled subschema resolve, and
+    the referenced schemas are applied."""
+    schema = {
+        "$id": "https://example.com/trip",
+        "type": "object",
+        "properties": {
+            "when": {"$ref": "https://example.com/moment"},
+            "where": {"$ref": "#place"},
+            "count": {"$ref": "#/$defs/count"},
+        },
+        "$defs": {
+            "moment": {"$id": "https://example.com/moment", "type": "string"},
+            "place": {"$anchor": "place", "type": "string"},
+            "count": {"type": "integer"},
+        },
+    }
+    assert checked(schema, '{"when": "now", "where": "Oslo", "count": 2}').ready
+    rejected = checked(schema, '{"when": 5}')
+    assert (rejected.reason, rejected.detail) == (
+        Reason.SCHEMA_VIOLATION,
+        "at $.when: 5 is not of type 'string'",
+    )
+
+
+@pytest.mark.parametrize("digits", [4301, 100_000])
+def test_an_integer_of_any_length_is_parsed_and_validated(digits: int) -> None:
+    """Integers past CPython's 4300-digit conversion limit parse as ints and meet ``integer``,
+    ``minimum`` and ``multipleOf`` correctly; the interpreter's limit is left as it was."""
+    limit = sys.get_int_max_str_digits()
+    number = "7" * digits
+    schema = holding({"type": "integer", "minimum": 0, "multipleOf": 7})
+    ready = checked(schema, f'{{"v": {number}}}')
+    assert ready.ready
+    assert ready.arguments["v"] == 7 * (10**digits - 1) // 9
+    assert f"<integer of {digits} digits>" in repr(ready)
+    below = checked(schema, f'{{"v": -{number}}}')
+    assert (below.reason, below.detail) == (
+        Reason.SCHEMA_VIOLATION,
+        f"at $.v: -<integer of {digits} digits> is less than the minimum of 0",
+    )
+    assert checked(holding({"multipleOf": 0.5}), f'{{"v": {number}1}}').ready
+    assert not checked(holding({"multipleOf": 10}), f'{{"v": {number}1}}').ready
+    assert sys.get_int_max_str_digits() == limit
+
+
+def test_a_number_too_large_for_a_float_is_a_multiple_of_nothing() -> None:
+    """``1e400`` parses as infinity (as ``json.loads`` does); it meets ``type: number`` but no
+    ``multipleOf`` and no finite ``maximum``."""
+    assert checked(holding({"type": "number"}), '{"v": 1e400}').ready
+    assert checked(holding({"multipleOf": 0.5}), '{"v": 1e400}').reason is Reason.SCHEMA_VIOLATION
+    assert checked(holding({"maximum": 10**300}), '{"v": 1e400}').reason is Reason.SCHEMA_VIOLATION
+
+
+@pytest.mark.parametrize(
+    ("schema", "value"),
+    [
+        pytest.param(holding({"pattern": "^(a+)+$"}), {"v": "a" * 50_000 + "!"}, id="pattern"),
+        pytest.param(
+            {"patternProperties": {"^(a|aa)+$": {}}, "additionalProperties": False},
+            {"a" * 50_000 + "!": 1},
+            id="additional-properties",
+        ),
+        pytest.param(
+            {"patternProperties": {"^(a+)+$": {}}, "unevaluatedProperties": False},
+            {"a" * 50_000 + "!": 1},
+            id="unevaluated-properties",
+        ),
+    ],
+)
+def test_a_catastrophic_pattern_is_matched_in_linear_time(
+    schema: dict[str, Any], value: dict[str, Any]
+) -> None:
+    """Patterns that backtrack exponentially in a backtracking engine are matched by RE2; the
+    long non-matching text is rejected and the detail shows it abbreviated."""
+    result = checked(schema, json.dumps(value))
+    assert result.reason is Reason.SCHEMA_VIOLATION
+    assert "…(50001 characters)" in (result.detail or "")
+    assert len(result.detail or "") < 400
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        pytest.param("^(?=a)", id="lookahead"),
+        pytest.param("(?<!a)b", id="lookbehind"),
+        pytest.param(r"^(a)\1$", id="backreference"),
+        pytest.param("^a{1001}$", id="repetition-past-1000"),
+    ],
+)
+def test_a_pattern_re2_cannot_run_is_a_configuration_error(pattern: str) -> None:
+    """A pattern needing backtracking is refused when the tool is given, naming the tool and
+    the pattern, rather than left unchecked on model output."""
+    for schema in (holding({"pattern": pattern}), {"patternProperties": {pattern: {}}}):
+        with pytest.raises(ToolSchemaError, match="regex_tool") as raised:
+            Assembler([Tool("regex_tool", schema)])
+        assert repr(pattern) in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "matches"),
+    [
+        pytest.param(r"^caf\u00e9$", "café", True, id="unicode-escape"),
+        pytest.param(r"^\uD83D\uDE00$", "😀", True, id="surrogate-pair-escape"),
+        pytest.param(r"^a\\u$", "a\\u", True, id="escaped-backslash"),
+        pytest.param("^a$", "a\n", False, id="dollar-is-the-end"),
+        pytest.param(r"^\d+$", "١٢", False, id="ascii-digits"),
+        pytest.param("^[^x]$", "\ud800", True, id="lone-surrogate"),
+        pytest.param("^[a-z]$", "\ud800", False, id="lone-surrogate-outside-a-class"),
+    ],
+)
+def test_patterns_follow_ecma_262(pattern: str, text: str, matches: bool) -> None:
+    """``\\uXXXX`` escapes work, ``$`` is the end of the text and ``\\d`` is ASCII (ECMA-262,
+    where Python's ``re`` differs); a lone surrogate in the text is one character, as in
+    ECMA-262's UTF-16 strings."""
+    result = checked(holding({"pattern": pattern}), json.dumps({"v": text}))
+    assert result.ready is matches
+
+
+@pytest.mark.parametrize(
+    ("items", "unique"),
+    [
+        pytest.param([{"k": i} for i in range(5_000)], True, id="many-objects"),
+        pytest.param([{"k": i} for i in range(5_000)] + [{"k": 7.0}], False, id="1-equals-1.0"),
+        pytest.param([1, True, 0, False, None, "1", [1], {"1": 1}], True, id="kinds-differ"),
+        pytest.param([[1, {"a": [True]}], [1, {"a": [1]}]], True, id="nested-true-is-not-1"),
+        pytest.param([i * (2**61 - 1) for i in range(20_000)], True, id="one-hash"),
+    ],
+)
+def test_unique_items_follows_json_equality_without_comparing_every_pair(
+    items: list[Any], unique: bool
+) -> None:
+    """``uniqueItems`` treats 1 and 1.0 as equal and true and 1 as different, at any depth, and
+    sorts rather than comparing all pairs (or trusting hashes an adversary can make collide)."""
+    result = checked(holding({"uniqueItems": True}), json.dumps({"v": items}))
+    assert result.ready is unique
+
+
+def test_unevaluated_keywords_keep_their_meaning_on_large_arguments() -> None:
+    """``unevaluatedProperties`` and ``unevaluatedItems`` see what ``properties``,
+    ``patternProperties``, ``items`` and applicators evaluated, on a couple of thousand members."""
+    properties = {
+        "type": "object",
+        "patternProperties": {"^p": {}},
+        "allOf": [{"properties": {"a": {}}}],
+        "unevaluatedProperties": False,
+    }
+    members = {f"p{i}": i for i in range(2_000)}
+    assert checked(properties, json.dumps({**members, "a": 1})).ready
+    extra = checked(properties, json.dumps({**members, "b": 1}))
+    assert extra.detail == "at $: Unevaluated properties are not allowed ('b' was unexpected)"
+    items = holding(
+        {"prefixItems": [{}], "contains": {"type": "string"}, "unevaluatedItems": False}
+    )
+    assert checked(items, json.dumps({"v": [0] + ["s"] * 2_000})).ready
+    assert checked(items, json.dumps({"v": [0, "s", 2]})).reason is Reason.SCHEMA_VIOLATION
+
+
+def test_a_schema_whose_work_multiplies_is_rejected_too_large() -> None:
+    """Applicators that re-evaluate the same data (here 2**depth times) run out of a budget
+    proportional to the arguments' size: the call is rejected ``too_large``, not checked for
+    hours; the same schema on shallow data is checked as usual."""
+    tree = {"type": "array", "items": {"$ref": "#/$defs/tree"}}
+    schema = {
+        "$defs": {"tree": {"anyOf": [{**tree, "minItems": 2}, tree]}},
+        "type": "object",
+        "properties": {"v": {"$ref": "#/$defs/tree"}},
+    }
+    deep = checked(schema, '{"v": ' + "[" * 40 + "]" * 40 + "}")
+    assert deep.reason is Reason.TOO_LARGE
+    assert (deep.detail or "").startswith("at $: not validated: the schema took more than")
+    assert checked(schema, '{"v": [[], [[]]]}').ready
+    assert checked(schema, '{"v": [1]}').reason is Reason.SCHEMA_VIOLATION

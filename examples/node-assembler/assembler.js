@@ -970,7 +970,6 @@ function handle(line, profile, state) {
             language: 'javascript',
             language_version: process.version,
             dialects: ['openai-chat'],
-            rules: ['A', 'C', 'V', 'T', 'E', 'R'],
             profile,
           },
         });

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from ..connect import Implementation
 from ..errors import UsageError
-from ._http import HttpAdapter, LibraryClaims
+from ._http import HttpAdapter
 
-__all__ = ["ADAPTERS", "Adapter", "HttpAdapter", "LibraryClaims", "installed", "load_adapter"]
+__all__ = ["ADAPTERS", "Adapter", "HttpAdapter", "installed", "load_adapter"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +66,7 @@ def load_adapter(spec: str) -> Implementation:
             f"pip install 'callstream[{adapter.extra}]'"
         )
     factory: HttpAdapter = getattr(importlib.import_module(adapter.module), adapter.attribute)
-    return Implementation(spec, f"{name} ({_versions(factory)})", factory, factory.claims)
+    return Implementation(spec, f"{name} ({_versions(factory)})", factory, factory.declaration)
 
 
 def _versions(factory: HttpAdapter) -> str:

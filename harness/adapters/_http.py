@@ -6,7 +6,7 @@ adapter keeps them (``feed`` releases nothing) and, at ``close()``, registers th
 process's emulator (started on first use, on ``127.0.0.1``), points the library at its base URL
 with the registered model name and the tools offered, and converts the calls the library hands
 back into results. So every result comes out at ``close()``: release timing (C4) cannot be
-observed, and no adapter claims it.
+observed, and no adapter exposes it.
 
 How a library's answer maps onto the contract:
 
@@ -28,22 +28,18 @@ import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
 from reference_impl import Limits, Tool
 
-from ..connect import Claims
+from ..connect import OBSERVABLES, Declaration
 from ..emulator import Emulator
-from ..rules import rule_group
-from ..spec import Scenario
 
 __all__ = [
+    "AT_CLOSE",
     "MESSAGES",
-    "OBSERVABLE",
     "HttpAdapter",
-    "LibraryClaims",
     "call_result",
     "openai_tools",
     "shared_emulator",
@@ -51,13 +47,9 @@ __all__ = [
 
 MESSAGES = [{"role": "user", "content": "Call the tools."}]
 """The conversation every adapter sends: the emulator answers whatever is asked."""
-OBSERVABLE = frozenset(
-    [*(f"A{n}" for n in range(1, 8)), *(f"T{n}" for n in range(1, 5)), "C1"]
-    + [f"E{n}" for n in range(1, 5)]
-)
-"""The rules any adapter can observe in what a library hands back at the end of a stream:
-assembly (A1–A7; A8 is no part of the contract), transport (T), the finish signal (C1) and
-dispatch (E). Release timing (C4) is not among them: every result comes out at ``close()``."""
+AT_CLOSE = frozenset(OBSERVABLES) - {"incremental", "findings"}
+"""What an adapter exposes at most: every result comes out at ``close()`` (release timing is not
+observable) and no library records the quirks of §7."""
 TIMEOUT = 30.0
 """Seconds a library may wait on the emulator; the runner's per-case timeout comes first."""
 
@@ -76,62 +68,8 @@ def shared_emulator() -> Emulator:
         return _emulator
 
 
-@dataclass(frozen=True, slots=True)
-class LibraryClaims(Claims):
-    """What a client library claims, rule by rule rather than by group: an adapter can observe
-    only part of a group (never release timing), and a library often does only part of one
-    (langchain parses arguments, V1, but checks no schema, V2)."""
-
-    groups: frozenset[str] = frozenset()
-    """Whole rule groups claimed: none, unless a library does all a group asks."""
-    rules: frozenset[str] = frozenset()
-    """Every rule claimed, besides those of ``groups``."""
-    single_choice: bool = False
-    """The library assembles one choice only (it refuses ``n > 1`` when streaming, or its
-    events name no choice), so scenarios with several choices are outside its claims."""
-
-    def unclaimed(self, scenario: Scenario) -> str | None:
-        """Why ``scenario`` is outside these claims, or None when it is claimed."""
-        if self.single_choice and _choices(scenario) > 1:
-            return "the library assembles a single choice; the scenario has several"
-        missing = [
-            rule
-            for rule in scenario.rules
-            if rule_group(rule) not in self.groups and rule not in self.rules
-        ]
-        if missing:
-            which = "rule is" if len(missing) == 1 else "rules are"
-            return f"{which} not claimed by the library: {', '.join(missing)}"
-        cited = frozenset(rule_group(rule) for rule in scenario.rules)
-        return Claims(self.groups | cited, self.profile, self.dialect).unclaimed(scenario)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The claims as the report header shows them: rule groups and single rules."""
-        claimed = sorted(self.groups | self.rules)
-        return {
-            "rules": claimed,
-            "profile": self.profile,
-            "dialect": self.dialect,
-            "single_choice": self.single_choice,
-        }
-
-
-def _choices(scenario: Scenario) -> int:
-    """How many choices the scenario's stream carries: its plan's or, for a literal stream, up
-    to the highest choice index its payloads or its expectation name."""
-    spec = scenario.spec
-    seen: set[Any] = {
-        call.choice for expected in (spec.expected or {}).values() for call in expected.calls
-    }
-    for payload in spec.literal_events or ():
-        data = payload.get("data", payload) if isinstance(payload, dict) else payload
-        if isinstance(data, dict) and isinstance(data.get("choices"), list):
-            seen |= {c.get("index") for c in data["choices"] if isinstance(c, dict)}
-    return max(spec.choices, 1 + max((c for c in seen if isinstance(c, int)), default=0))
-
-
 class HttpAdapter(ABC):
-    """A client library under test: what it is, what it claims, and how it runs one request.
+    """A client library under test: what it is, what it exposes, and how it runs one request.
 
     An instance is the connectable's factory: ``adapter(tools=…, limits=…)`` makes the object
     the harness feeds.
@@ -139,7 +77,7 @@ class HttpAdapter(ABC):
 
     distributions: tuple[str, ...]
     """The installed distributions whose versions a report shows (the library first)."""
-    claims: LibraryClaims
+    declaration: Declaration
 
     @abstractmethod
     def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:

@@ -27,12 +27,12 @@ from langchain_openai import ChatOpenAI
 
 from reference_impl import Tool
 
+from ..connect import Declaration
 from ._http import (
+    AT_CLOSE,
     MESSAGES,
-    OBSERVABLE,
     TIMEOUT,
     HttpAdapter,
-    LibraryClaims,
     call_result,
     openai_tools,
 )
@@ -57,7 +57,7 @@ class LangChain(HttpAdapter):
     """``ChatOpenAI.stream()`` with the chunks summed."""
 
     distributions = ("langchain-openai", "langchain-core", "openai")
-    claims = LibraryClaims(rules=OBSERVABLE | {"V1"}, single_choice=True)
+    declaration = Declaration(observables=AT_CLOSE - {"choices"})
 
     def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:
         """The merged tool-call chunks, each as langchain classifies it."""

@@ -32,12 +32,12 @@ from litellm.exceptions import MidStreamFallbackError
 
 from reference_impl import Tool
 
+from ..connect import Declaration
 from ._http import (
+    AT_CLOSE,
     MESSAGES,
-    OBSERVABLE,
     TIMEOUT,
     HttpAdapter,
-    LibraryClaims,
     call_result,
     openai_tools,
 )
@@ -52,7 +52,7 @@ class LiteLLM(HttpAdapter):
     """``litellm.completion(stream=True)`` rebuilt by ``stream_chunk_builder``."""
 
     distributions = ("litellm", "openai")
-    claims = LibraryClaims(rules=OBSERVABLE)
+    declaration = Declaration(observables=AT_CLOSE)
 
     def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:
         """The calls of the rebuilt response."""

@@ -30,19 +30,19 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 
 from reference_impl import Tool
 
+from ..connect import Declaration
 from ._http import (
+    AT_CLOSE,
     MESSAGES,
-    OBSERVABLE,
     TIMEOUT,
     HttpAdapter,
-    LibraryClaims,
     call_result,
     openai_tools,
 )
 
 __all__ = ["OpenAIRaw", "OpenAIStreamHelper", "raw", "stream_helper"]
 
-_CLAIMS = OBSERVABLE | {"C3"}
+_DECLARATION = Declaration(observables=AT_CLOSE)
 
 
 @cache
@@ -90,7 +90,7 @@ class OpenAIRaw(HttpAdapter):
     """``create(stream=True)`` folded by ``ChatCompletionStreamState``."""
 
     distributions = ("openai",)
-    claims = LibraryClaims(rules=_CLAIMS)
+    declaration = _DECLARATION
 
     def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:
         """The calls of the final completion."""
@@ -127,7 +127,7 @@ class OpenAIStreamHelper(HttpAdapter):
     """``client.chat.completions.stream()``, each call released by its ``done`` event."""
 
     distributions = ("openai",)
-    claims = LibraryClaims(rules=_CLAIMS, single_choice=True)
+    declaration = Declaration(observables=AT_CLOSE - {"choices"})
 
     def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:
         """The calls as their ``done`` events gave them; the others rejected."""

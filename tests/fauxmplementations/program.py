@@ -55,7 +55,6 @@ def main() -> None:
                 "version": "1.0",
                 "language": "python",
                 "dialects": ["openai-chat"],
-                "rules": ["A", "C", "E", "R", "T", "V"],
                 "profile": "lenient",
             }
             answer: dict[str, Any] = {"version": 1, "implementation": implementation}

@@ -5,7 +5,7 @@ subclasses it, overrides the hook where a real assembler went wrong, and exposes
 
 - ``factory``: the contract's ``factory(tools=..., limits=...)`` (load it with
   ``py:tests.mutants.<name>:factory``);
-- ``CLAIMS``: everything, like the base (a mutant does not know it is broken);
+- ``CALLSTREAM``: everything, like the base (a mutant does not know it is broken);
 - ``BREAKS``: the rules of REQUIREMENTS.md the bug breaks;
 - ``CITES``: the public bug reports and code it reproduces, also named in its docstring.
 
@@ -56,7 +56,7 @@ class Mutant:
     breaks: tuple[str, ...]
     cites: tuple[str, ...]
     factory: Callable[..., BaseAssembler]
-    claims: dict[str, Any]
+    declaration: dict[str, Any]
     doc: str
 
     @property
@@ -74,7 +74,7 @@ def _load(name: str) -> Mutant:
         breaks=tuple(module.BREAKS),
         cites=tuple(module.CITES),
         factory=module.factory,
-        claims=module.CLAIMS,
+        declaration=module.CALLSTREAM,
         doc=doc,
     )
 

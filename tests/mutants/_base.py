@@ -34,14 +34,11 @@ from jsonschema import Draft202012Validator
 
 from reference_impl import Limits, Reason, Tool
 
-__all__ = ["CLAIMS", "BaseAssembler", "Call", "StreamFailure", "factory"]
+__all__ = ["CALLSTREAM", "BaseAssembler", "Call", "StreamFailure", "factory"]
 
-CLAIMS: dict[str, Any] = {
-    "rules": ["A", "C", "V", "T", "E", "R"],
-    "profile": "lenient",
-    "dialect": "openai-chat",
-}
-"""What every assembler in this package claims: everything (for a mutant, that is the point)."""
+CALLSTREAM: dict[str, Any] = {"profile": "lenient", "dialect": "openai-chat"}
+"""What every assembler in this package declares: the lenient profile, everything exposed (a
+mutant does not know it is broken)."""
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from reference_impl import Limits, Reason, Tool
 
-from ._base import CLAIMS, BaseAssembler
+from ._base import CALLSTREAM, BaseAssembler
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["C1", "A2"]
 CITES = ["BerriAI/litellm#20480"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CLAIMS, BaseAssembler
+from ._base import CALLSTREAM, BaseAssembler
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["A4"]
 CITES = ["AbanteAI/archive-old-cli-mentat#429", "pydantic/pydantic-ai#164"]

@@ -11,9 +11,9 @@ from __future__ import annotations
 import operator
 from typing import Any, cast
 
-from ._base import CLAIMS, BaseAssembler
+from ._base import CALLSTREAM, BaseAssembler
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["A5"]
 CITES = ["openai/openai-python#2806"]

@@ -8,9 +8,9 @@ Breaks T1: a chunk boundary may fall anywhere, inside a multi-byte UTF-8 charact
 
 from __future__ import annotations
 
-from ._base import CLAIMS, BaseAssembler
+from ._base import CALLSTREAM, BaseAssembler
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["T1"]
 CITES = ["deeplethe/utopia#764", "danielmiessler/Fabric#2203"]

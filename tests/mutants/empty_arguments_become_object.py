@@ -14,9 +14,9 @@ from typing import Any
 
 from reference_impl import Tool
 
-from ._base import CLAIMS, BaseAssembler, Call
+from ._base import CALLSTREAM, BaseAssembler, Call
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["V1"]
 CITES = ["vllm-project/vllm#9693", "NousResearch/hermes-agent#105189"]

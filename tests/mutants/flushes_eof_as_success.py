@@ -9,9 +9,9 @@ how the stream ended, and a stream cut off mid-call is not success.
 
 from __future__ import annotations
 
-from ._base import CLAIMS, BaseAssembler
+from ._base import CALLSTREAM, BaseAssembler
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["C2", "C3"]
 CITES = ["CommandCodeAI/command-code#785", "earendil-works/pi#6226"]

@@ -8,9 +8,9 @@ a lone CR all end lines.
 
 from __future__ import annotations
 
-from ._base import CLAIMS, BaseAssembler
+from ._base import CALLSTREAM, BaseAssembler
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["T2"]
 CITES = ["miruamel/xuan#194"]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import CLAIMS, BaseAssembler
+from ._base import CALLSTREAM, BaseAssembler
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["T4", "C3"]
 CITES = ["block/goose#8031"]

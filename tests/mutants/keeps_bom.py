@@ -8,9 +8,9 @@ the header with the call's id and name. Breaks T3: a leading BOM is skipped.
 
 from __future__ import annotations
 
-from ._base import CLAIMS, BaseAssembler
+from ._base import CALLSTREAM, BaseAssembler
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["T3"]
 CITES = ["web-platform-tests/wpt:eventsource/format-bom.js"]

@@ -9,9 +9,9 @@ never key by function name.
 
 from __future__ import annotations
 
-from ._base import CLAIMS, BaseAssembler, Call
+from ._base import CALLSTREAM, BaseAssembler, Call
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["A6"]
 CITES = ["NousResearch/hermes-agent#59871", "langgenius/dify#16220"]

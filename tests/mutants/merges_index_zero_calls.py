@@ -9,9 +9,9 @@ an index in use is a new call.
 
 from __future__ import annotations
 
-from ._base import CLAIMS, BaseAssembler, Call
+from ._base import CALLSTREAM, BaseAssembler, Call
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["A5"]
 CITES = ["ollama/ollama#15457", "vercel/ai#14277", "huggingface/smolagents#1958"]

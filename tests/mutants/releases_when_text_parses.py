@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 
-from ._base import CLAIMS, BaseAssembler, Call
+from ._base import CALLSTREAM, BaseAssembler, Call
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["C4"]
 CITES = ["vercel/ai#13137", "vercel/ai#16838"]

@@ -7,9 +7,9 @@ clients matching ``line.startswith("data: ")`` silently receive an empty stream
 
 from __future__ import annotations
 
-from ._base import CLAIMS, BaseAssembler
+from ._base import CALLSTREAM, BaseAssembler
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["T3"]
 CITES = ["openclaw/openclaw#129905"]

@@ -9,9 +9,9 @@ Breaks A5: route by position, not by arrival order.
 
 from __future__ import annotations
 
-from ._base import CLAIMS, BaseAssembler, Call
+from ._base import CALLSTREAM, BaseAssembler, Call
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["A5"]
 CITES = ["maximhq/bifrost#1829", "microsoft/agent-framework#8337"]

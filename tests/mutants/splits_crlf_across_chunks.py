@@ -9,9 +9,9 @@ split across reads is one line ending.
 
 from __future__ import annotations
 
-from ._base import CLAIMS, BaseAssembler
+from ._base import CALLSTREAM, BaseAssembler
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["T1", "T2"]
 CITES = ["rexxars/eventsource-parser#17", "vercel/ai#6197"]

@@ -8,9 +8,9 @@ limit left it. Breaks C3: truncation is not success.
 
 from __future__ import annotations
 
-from ._base import CLAIMS, BaseAssembler
+from ._base import CALLSTREAM, BaseAssembler
 
-__all__ = ["BREAKS", "CITES", "CLAIMS", "factory"]
+__all__ = ["BREAKS", "CALLSTREAM", "CITES", "factory"]
 
 BREAKS = ["C3"]
 CITES = ["vllm-project/vllm#53269"]
