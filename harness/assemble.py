@@ -8,7 +8,10 @@ from typing import Any, Literal
 
 from reference_impl import Assembler, CallResult, Finding, Tool
 
-__all__ = ["AssembleRun", "Release", "assemble_stream"]
+__all__ = ["READ_SIZE", "AssembleRun", "Release", "assemble_stream"]
+
+READ_SIZE = 64 << 10
+"""Bytes read and fed at a time from a recorded stream, unless told otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +74,17 @@ def assemble_stream(
     snapshots: bool = False,
     repair_json: bool = False,
 ) -> AssembleRun:
-    """Feed ``pieces`` (the transport chunks of one response) to the reference and close it."""
+    """Feed ``pieces`` (the transport chunks of one response) to the reference and close it.
+    ``pieces`` is consumed lazily, one at a time, and no further once the stream has failed
+    (nothing after can change the results): an endless or enormous input is never held."""
     asm = Assembler(tools, profile=profile, snapshots=snapshots, repair_json=repair_json)
     releases: list[Release] = []
     offset = 0
     for piece in pieces:
         offset += len(piece)
         releases += [Release(result, offset) for result in asm.feed(piece)]
+        if asm.failure is not None:
+            break
     releases += [Release(result, None) for result in asm.close()]
     return AssembleRun(
         releases,

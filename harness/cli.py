@@ -1,23 +1,33 @@
 """The ``callstream`` command: a thin layer over functions the tests call directly.
 
-Exit codes: 0 everything passed (every call ready), 1 the implementation or stream failed
-(a call was rejected), 2 usage error, 3 harness error.
+Exit codes, the same for every command:
+
+- 0 everything passed (every call ready);
+- 1 the implementation or the stream failed (a case failed, a call was rejected);
+- 2 a usage error: bad arguments or input files, printed as ``path:line: message``;
+- 3 the harness failed: one line on stderr; for an unexpected exception (a bug in
+  callstream) the line names the log file that holds its traceback;
+- 130 interrupted by ^C.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import math
 import os
 import sys
-from collections.abc import Sequence
+import tempfile
+import traceback
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from reference_impl import PROFILES
 
-from .assemble import AssembleRun, assemble_stream
+from .assemble import READ_SIZE, AssembleRun, assemble_stream
 from .connect import load_implementation
 from .errors import HarnessError, UsageError
 from .implementations import DEFAULT
@@ -42,7 +52,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        print("callstream: interrupted", file=sys.stderr)
+        return _INTERRUPTED
+    except Exception as exc:  # a bug in callstream: never a traceback that exits 1
+        print(f"callstream: internal error: {_gist(exc)}; {_log_traceback()}", file=sys.stderr)
+        return HarnessError.exit_code
     return code
+
+
+def _gist(exc: BaseException) -> str:
+    """The exception's type and the first line of its message, clipped."""
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+def _log_traceback() -> str:
+    """Write the exception being handled, with its traceback, to a new log file; the words
+    that point to it."""
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w",
+            prefix="callstream-error-",
+            suffix=".log",
+            delete=False,
+            encoding="utf-8",
+            errors="backslashreplace",
+        ) as log:
+            log.write(f"callstream {' '.join(sys.argv[1:])}\n{traceback.format_exc()}")
+    except OSError as exc:
+        return f"the traceback could not be written to a log file: {exc.strerror or exc}"
+    return f"the traceback is in {log.name}"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -72,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
         "--chunk-size",
         type=_positive,
         metavar="N",
-        help="feed N bytes at a time (default: the whole file at once)",
+        help=f"feed N bytes at a time (default: {READ_SIZE >> 10} KiB, as read)",
     )
     assemble.add_argument(
         "--snapshots", action="store_true", help="the route sends cumulative snapshots (C10)"
@@ -410,18 +451,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def _assemble(args: argparse.Namespace) -> int:
     tools = None if args.tools is None else load_tools(args.tools)
-    data = _read_stream(args.file)
-    size = args.chunk_size or max(len(data), 1)
-    pieces = [data[i : i + size] for i in range(0, len(data), size)]
-    run = assemble_stream(
-        pieces,
-        tools,
-        profile=args.profile,
-        snapshots=args.snapshots,
-        repair_json=args.repair_json,
-    )
-    lines = [json.dumps(release.to_dict(), ensure_ascii=False) for release in run.releases]
-    lines.append(json.dumps(run.summary(), ensure_ascii=False))
+    with _open_stream(args.file) as source:
+        run = assemble_stream(
+            _pieces(source, args.file, args.chunk_size or READ_SIZE),
+            tools,
+            profile=args.profile,
+            snapshots=args.snapshots,
+            repair_json=args.repair_json,
+        )
+    lines = [_json_line(release.to_dict()) for release in run.releases]
+    lines.append(_json_line(run.summary()))
     if args.report:
         _write_report(Path(args.report), lines)
     if args.format == "json":
@@ -637,13 +676,37 @@ def _lint(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_stream(name: str) -> bytes:
+def _open_stream(name: str) -> contextlib.AbstractContextManager[IO[bytes]]:
+    """The recorded stream to read: standard input for ``-`` (left open), else the file."""
     if name == "-":
-        return sys.stdin.buffer.read()
+        return contextlib.nullcontext(sys.stdin.buffer)
     try:
-        return Path(name).read_bytes()
+        return open(name, "rb")
     except OSError as exc:
         raise UsageError(f"{name}: cannot read the stream: {exc.strerror or exc}") from None
+
+
+def _pieces(source: IO[bytes], name: str, size: int) -> Iterator[bytes]:
+    """The stream ``size`` bytes at a time, read as it is fed: never held whole."""
+    while True:
+        try:
+            piece = source.read(size)
+        except OSError as exc:
+            raise UsageError(f"{name}: cannot read the stream: {exc.strerror or exc}") from None
+        if not piece:
+            return
+        yield piece
+
+
+def _json_line(value: Any) -> str:
+    """One JSON line, non-ASCII text as is; a lone surrogate (peer data may carry one as a
+    ``\\ud800`` escape) stays an escape, so the line is always valid UTF-8 and valid JSON."""
+    return _printable(json.dumps(value, ensure_ascii=False))
+
+
+def _printable(text: str) -> str:
+    """``text`` with any lone surrogate written as its ``\\uXXXX`` escape."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _write_report(path: Path, lines: list[str]) -> None:
@@ -655,6 +718,12 @@ def _write_report(path: Path, lines: list[str]) -> None:
 
 
 def _print_text(run: AssembleRun, out: TextIO) -> None:
+    out.write(_printable(_text(run)))
+
+
+def _text(run: AssembleRun) -> str:
+    """The run for a person: each call, the counts, any stream failure, the findings."""
+    out = io.StringIO()
     for release in run.releases:
         result = release.result
         when = "at close" if release.after_byte is None else f"after byte {release.after_byte}"
@@ -675,6 +744,7 @@ def _print_text(run: AssembleRun, out: TextIO) -> None:
         out.write(f"stream failed: {run.failure}\n")
     for finding in run.findings:
         out.write(f"finding [{finding.severity}] {finding}\n")
+    return out.getvalue()
 
 
 def _clip(text: str, limit: int = 200) -> str:

@@ -29,9 +29,12 @@ harness: after ``timeout`` seconds it is killed and the stream fails as hung
 a line that is not the answer asked for, fails its stream with an error that quotes the line
 and ends with the tail of its stderr (drained by a thread into a bounded buffer); it is killed
 and the next stream starts a fresh one. The program runs in its own process group (a
-terminal's ^C is the harness's to handle; killing the group takes what it started along) and,
-on Linux, dies with the thread that started it (``PR_SET_PDEATHSIG``), so a worker process
-killed by the runner never leaves it behind; at exit a process stops the programs it started.
+terminal's ^C is the harness's to handle) and, on Linux, dies with the thread that started it
+(``PR_SET_PDEATHSIG``), so a worker process killed by the runner never leaves it behind; at
+exit a process stops the programs it started. Whenever a program ends, whether it was stopped,
+killed or exited by itself, what it started ends too: its process group, and on Linux every
+process carrying its scope mark, daemons that left the group included
+(``harness.processes``).
 
 ``cmd+validate:PROGRAM`` (what ``--validate-protocol`` asks for) also checks every message,
 both ways, against the schema, to help people writing an adapter.
@@ -71,6 +74,7 @@ from reference_impl._validate import _outside_strings  # the one JSON string sca
 from .connect import SCENARIO_DIALECT, Declaration, Implementation, declaration_from
 from .errors import HarnessError, UsageError
 from .observe import StreamTimeout
+from .processes import SCOPE_VARIABLE, kill_group, kill_marked, new_scope
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -336,6 +340,7 @@ class _Program:
         self.timeout = timeout
         self.owner = os.getpid()
         self.command = shlex.join(argv)
+        self.scope = new_scope()
         try:
             self.process = subprocess.Popen(
                 list(argv),
@@ -343,6 +348,7 @@ class _Program:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 bufsize=0,
+                env={**os.environ, SCOPE_VARIABLE: self.scope},
                 # A process group, not a session: on Linux a new session is a new scheduler
                 # autogroup, which makes every round trip several times slower under load.
                 process_group=0,
@@ -482,10 +488,11 @@ class _Program:
             return
         self._closed = True
         _RUNNING.discard(self)
-        if self.process.returncode is None:  # not reaped yet: its group id is still its own
-            with contextlib.suppress(OSError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+        # Even when the program has exited, what it started may live on in its group. The
+        # group's id cannot be taken by another process while a member is left.
+        kill_group(self.process.pid)
         self.process.wait()
+        kill_marked(self.scope)
         self._stderr.finish()
         for pipe in (self.process.stdin, self.process.stdout):
             with contextlib.suppress(OSError):

@@ -12,6 +12,14 @@ does not finish) is killed and its case fails ``no_hang``; a worker that dies fa
 any order and are written in case order, so the report does not depend on ``jobs``, and
 ``max_fail`` counts failures in that order too.
 
+Nothing an implementation starts outlives its worker. A worker leads its own process group
+(a terminal's ^C is the parent's to handle) and, on Linux, is split in two: a *keeper* that is
+a child subreaper, and below it the process that serves cases. Whatever the implementation
+starts stays in the keeper's tree, daemons that fork twice and call ``setsid`` included; when
+the serving process ends, however it ends, the keeper kills that whole tree and ends the same
+way. A worker the parent must kill (a hang, a stop) is killed with its tree, frozen first so
+nothing forks its way out. Elsewhere the process group is killed. See ``harness.processes``.
+
 What the implementation does wrong is a result. Only the harness's own trouble (a worker that
 cannot load the implementation, or cannot start) raises :class:`~harness.errors.HarnessError`.
 """
@@ -32,7 +40,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext, SpawnContext
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, NoReturn, Protocol, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
@@ -42,6 +50,7 @@ from .case import OUTCOMES, CaseResult, Outcome, run_case, splittings_of
 from .checks import CHECKS, Failure
 from .connect import Applicability, Declaration, Implementation, load_implementation
 from .errors import HarnessError, UsageError
+from .processes import become_subreaper, kill_group, kill_tree
 from .report import ReportWriter, new_run_folder
 from .scenario import default_corpus, load_scenarios
 from .spec import Scenario, Splitting
@@ -513,10 +522,17 @@ class _Worker:
         )
         self.process.start()
         child.close()
+        self.pid: int = self.process.pid  # type: ignore[assignment]  # set once started
         self.ready = False
         self.alive = True
         self.case: Case | None = None
         self.deadline = time.monotonic() + _STARTUP_TIMEOUT
+
+    def kill(self) -> None:
+        """Kill the worker, everything it started and what is left in its group; reap it."""
+        kill_tree(self.pid)
+        self.process.join()
+        kill_group(self.pid)
 
     def assign(self, case: Case) -> None:
         """Send ``case`` to the worker and start its clock."""
@@ -551,10 +567,10 @@ class _Worker:
 
     def _died(self) -> tuple[int, CaseResult]:
         self.alive = False
-        self.process.join(_REAP_TIMEOUT)
+        self.process.join(_REAP_TIMEOUT)  # the keeper first kills what the worker left
         if self.process.exitcode is None:  # it closed its end of the pipe but lives on
-            self.process.kill()
-            self.process.join()
+            self.kill()
+        kill_group(self.pid)
         code = self.process.exitcode
         how = (
             f"killed by {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
@@ -570,8 +586,7 @@ class _Worker:
 
     def _overran(self) -> tuple[int, CaseResult]:
         self.alive = False
-        self.process.kill()
-        self.process.join()
+        self.kill()
         if self.case is None:
             raise HarnessError(
                 f"a worker did not load {self.connectable} within {_STARTUP_TIMEOUT:g} s"
@@ -588,24 +603,31 @@ class _Worker:
 
 
 def _stop(workers: list[_Worker]) -> None:
-    """Ask idle workers to leave, kill busy ones, and reap them all."""
+    """Ask idle workers to leave, kill busy ones with all they started, and reap them all."""
     for worker in workers:
         if worker.case is None:
             with contextlib.suppress(OSError):
                 worker.conn.send(None)
         else:
-            worker.process.kill()
+            worker.kill()
     for worker in workers:
         worker.process.join(_REAP_TIMEOUT)
         if worker.process.exitcode is None:
-            worker.process.kill()
-            worker.process.join()
+            worker.kill()
+        kill_group(worker.pid)
         worker.conn.close()
 
 
 def _serve(connectable: str, conn: Connection) -> None:
-    """A worker process: load the implementation, then run each case it is sent until None."""
+    """A worker process: load the implementation, then run each case it is sent until None.
+    On Linux the process called splits first: it stays behind as the keeper of the rest."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the parent's; it stops its workers
+    os.setpgid(0, 0)
+    if become_subreaper():
+        server = os.fork()
+        if server:
+            conn.close()  # the parent sees the pipe close when the serving process ends
+            _keep(server)
     threading.Thread(target=_exit_with_parent, daemon=True).start()
     try:
         implementation = load_implementation(connectable)
@@ -631,6 +653,24 @@ def _serve(connectable: str, conn: Connection) -> None:
             detail = "the harness could not judge this case:\n" + traceback.format_exc()
             result = _verdict(case, "errored", detail=detail)
         conn.send(("result", number, result))
+
+
+def _keep(server: int) -> NoReturn:
+    """The keeper: reap the orphans it adopts until ``server`` ends, then kill every process
+    left below it and end as ``server`` ended (its exit code, or its signal)."""
+    while True:
+        pid, status = os.wait()
+        if pid == server:
+            break
+    kill_tree(os.getpid(), including_root=False)
+    with contextlib.suppress(ChildProcessError):
+        while True:
+            os.wait()
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code if code >= 0 else 128 - code)
 
 
 def _exit_with_parent() -> None:

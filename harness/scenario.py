@@ -62,6 +62,13 @@ __all__ = [
 
 CORPUS_FOLDERS = ("openai-chat", "regressions")
 """The folders of ``scenarios/`` that make up the default corpus."""
+MAX_FILE_BYTES = 8 << 20
+"""The largest scenario or catalogue file read (the corpus's largest is about 100 KB)."""
+MAX_DEPTH = 64
+"""The deepest nesting of a YAML file (the corpus's deepest is 13 levels)."""
+MAX_VALUES = 100_000
+"""The most values a YAML file may hold once its aliases are expanded (a billion laughs would
+expand 100 nodes into 10⁹); the corpus's largest file holds about 4,000."""
 
 Where = tuple[str | int, ...]
 """A node's path in a YAML document: mapping keys and list positions."""
@@ -200,6 +207,7 @@ class _File:
         self.bad: set[Where] = set()
         """The scenarios (by where) with a problem; ``()`` when it is the file's."""
         self.data: Any = None
+        self._values = 0
 
     def at(self, where: Where, message: str, line: int | None = None) -> None:
         """A problem with the node at ``where``, on its line (or its nearest ancestor's)."""
@@ -212,11 +220,17 @@ class _File:
         self.errors.append(ScenarioError(self.path, line, message))
 
     def read(self) -> bool:
-        """Parse the file; False (with the problem recorded) when it cannot be."""
+        """Parse the file; False (with the problem recorded) when it cannot be. The file's
+        size, its nesting and what its aliases expand to are bounded (``MAX_FILE_BYTES``,
+        ``MAX_DEPTH``, ``MAX_VALUES``)."""
         try:
-            raw = self.path.read_bytes()
+            with self.path.open("rb") as file:
+                raw = file.read(MAX_FILE_BYTES + 1)  # a bounded read: /dev/zero is a "file" too
         except OSError as exc:
             self.at((), f"cannot read: {exc.strerror or exc}")
+            return False
+        if len(raw) > MAX_FILE_BYTES:
+            self.at((), f"the file is larger than {MAX_FILE_BYTES >> 20} MB")
             return False
         try:
             text = raw.decode("utf-8")
@@ -225,7 +239,7 @@ class _File:
             self.at((), f"byte {exc.start} is not UTF-8", line)
             return False
         try:
-            loader = yaml.SafeLoader(text)
+            loader = _BoundedLoader(text)
         except yaml.reader.ReaderError as exc:
             line = text.count("\n", 0, exc.position) + 1
             self.at((), f"YAML: the character U+{exc.character:04X} is not allowed", line)
@@ -235,6 +249,7 @@ class _File:
             if node is None:
                 self.at((), "the file is empty", 1)
                 return False
+            self._values = 0
             self.data = self._convert(loader, node, (), set())
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
@@ -248,12 +263,15 @@ class _File:
         self, loader: yaml.SafeLoader, node: yaml.Node, where: Where, within: set[int]
     ) -> Any:
         """The node as JSON-like data, recording lines; keys must be unique strings."""
+        self._values += 1
+        if self._values > MAX_VALUES:
+            raise _too_much(node, f"the file holds more than {MAX_VALUES:,} values")
         self.lines.setdefault(where, node.start_mark.line + 1)
         if id(node) in within:
             self.at(where, _said(where, "an alias refers to a node that contains it"))
             return None
         if isinstance(node, yaml.ScalarNode):
-            value = loader.construct_object(node)
+            value = _scalar(loader, node)
             if not isinstance(value, str | int | float | bool | None):
                 read = f"{node.value} is read as a {type(value).__name__}, not a JSON value"
                 self.at(where, _said(where, f"{read}: quote it"))
@@ -281,10 +299,11 @@ class _File:
         out: dict[str, Any] = {}
         owned: set[str] = set()
         for key_node, value_node in node.value:
-            key = loader.construct_object(key_node)
+            key = _scalar(loader, key_node) if isinstance(key_node, yaml.ScalarNode) else None
             line = key_node.start_mark.line + 1
             if not isinstance(key, str):
-                self.at(where, _said(where, f"key {key!r} is not a string: quote it"), line)
+                shown = repr(key) if isinstance(key_node, yaml.ScalarNode) else "a collection"
+                self.at(where, _said(where, f"key {shown} is not a string: quote it"), line)
                 continue
             here = (*where, key)
             if key in owned:
@@ -322,6 +341,45 @@ class _File:
                 if scenario is not None:
                     out.append(_Located(scenario, self.path, self.lines[base]))
         return out
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing nesting deeper than ``MAX_DEPTH`` (its composer recurses
+    once per level, so a deep file would otherwise end in a RecursionError)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {MAX_DEPTH} levels", mark
+                )
+            node: yaml.Node | None = super().compose_node(parent, index)
+            return node
+        finally:
+            self._depth -= 1
+
+
+def _scalar(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    """The value of a scalar; one Python cannot convert (an integer of thousands of digits, a
+    date that does not exist) is a YAML problem at its line."""
+    try:
+        return loader.construct_object(node)
+    except ValueError as exc:
+        if node.tag == "tag:yaml.org,2002:int":
+            problem = f"an integer of {len(node.value)} characters is too long: quote it"
+        else:
+            problem = f"{node.value[:40]!r} cannot be read: {exc}"
+        raise _too_much(node, problem) from None
+
+
+def _too_much(node: yaml.Node, problem: str) -> yaml.MarkedYAMLError:
+    return yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import json
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
 from reference_impl import Tool, ToolSchemaError
 from reference_impl._custom import input_format
-from reference_impl._validate import validator_for
+from reference_impl._validate import _outside_strings, validator_for
 
 from .errors import UsageError
 
 __all__ = ["load_tools", "parse_tools"]
+
+
+MAX_TOOLS_BYTES = 16 << 20
+"""The largest tools file read."""
+MAX_DEPTH = 100
+"""The deepest nesting of a tools file (Python's JSON decoder recurses once per level)."""
 
 
 def load_tools(path: str | Path) -> list[Tool]:
@@ -20,19 +28,77 @@ def load_tools(path: str | Path) -> list[Tool]:
     request tools (``{"type": "function", "function": {...}}`` or ``{"type": "custom",
     "custom": {"name", "format"}}``; the flat Responses shapes too), or a whole request body
     with a ``tools`` key. Raises UsageError naming the file, and the line and column for bad
-    JSON."""
+    JSON; the file's size and nesting are bounded (``MAX_TOOLS_BYTES``, ``MAX_DEPTH``)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            raw = file.read(MAX_TOOLS_BYTES + 1)  # bounded: /dev/zero is a "file" too
     except OSError as exc:
         raise UsageError(f"{path}: cannot read tools: {exc.strerror or exc}") from None
+    if len(raw) > MAX_TOOLS_BYTES:
+        raise UsageError(f"{path}: the tools file is larger than {MAX_TOOLS_BYTES >> 20} MB")
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: byte {exc.start}: not UTF-8") from None
+        line = raw[: exc.start].count(b"\n") + 1
+        raise UsageError(f"{path}:{line}: byte {exc.start} is not UTF-8") from None
+    return parse_tools(_json(text, path), source=str(path))
+
+
+def _json(text: str, path: Path) -> Any:
+    """The JSON value of a tools file, every way it can be wrong named with its line."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: {exc.msg}") from None
-    return parse_tools(data, source=str(path))
+    except RecursionError:
+        data = None
+    except ValueError:  # an integer too long for Python to convert
+        digits = sys.get_int_max_str_digits()
+        long = re.search(rf"\d{{{digits + 1},}}", text)
+        line = _line(text, long.start()) if long else 1
+        raise UsageError(f"{path}:{line}: an integer of more than {digits} digits") from None
+    if data is None or _depth(data) > MAX_DEPTH:
+        raise UsageError(
+            f"{path}:{_line(text, _too_deep(text))}: nested deeper than {MAX_DEPTH} levels"
+        )
+    return data
+
+
+def _depth(data: Any) -> int:
+    """How deep the lists and objects of ``data`` nest (without recursing)."""
+    deepest = 0
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = (
+            value.values()
+            if isinstance(value, dict)
+            else value
+            if isinstance(value, list)
+            else None
+        )
+        if children is not None:
+            deepest = max(deepest, depth)
+            stack += [(child, depth + 1) for child in children]
+    return deepest
+
+
+def _too_deep(text: str) -> int:
+    """Where the text's nesting (outside strings) first passes ``MAX_DEPTH``."""
+    depth = 0
+    for at, char in _outside_strings(text):
+        if char in ("[", "{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return at
+        elif char in ("]", "}"):
+            depth -= 1
+    return 0
+
+
+def _line(text: str, at: int) -> int:
+    return text.count("\n", 0, at) + 1
 
 
 def parse_tools(data: Any, source: str = "tools") -> list[Tool]:
