@@ -1,16 +1,29 @@
 """litellm as an ``http:`` connectable: ``http:litellm``.
 
-``litellm.completion(model="openai/<name>", api_base=…, stream=True)``, every chunk kept, then
-``litellm.stream_chunk_builder(chunks, messages=…)`` (litellm's documented way to rebuild the
-response of a stream): each choice's ``message.tool_calls`` are its results, ready with
-``json.loads`` of their argument text (litellm hands back text, as the SDK does).
+The user code path of litellm's streaming docs ("Helper function": rebuild the complete
+response from the chunks), and of the agents built on it::
 
-What litellm claims: it folds deltas into calls (A), through the openai SDK's transport (T),
-hands the message back (C1, E). It passes the finish reason through without acting on it
-(C3) and checks no JSON, schema, tool name or identity (V). Whatever breaks the stream once it
-has begun (an in-band error payload, a data line that is not JSON) litellm raises as its
-``MidStreamFallbackError``, its documented signal of a failed stream: the calls it cut short
-are rejected ``stream_error``. Any other exception is litellm's crash.
+    chunks = []
+    for chunk in litellm.completion(model="openai/<name>", api_base=…, messages=…,
+                                    tools=…, stream=True):
+        chunks.append(chunk)
+    response = litellm.stream_chunk_builder(chunks, messages=messages)
+    for call in response.choices[0].message.tool_calls or []:
+        run(call.function.name, call.function.arguments)
+
+Paths below are in the installed package. ``stream_chunk_builder``
+(``litellm_core_utils/streaming_chunk_builder_utils.py``) groups tool-call deltas by
+``(choice index, tool-call index)`` and hands back each choice's calls, ready, with their
+argument text only (it parses none); a custom tool call with its input, verbatim.
+
+Nothing acts on ``length`` or ``content_filter``, which are passed through. A stream that
+ends without any finish reason, an error payload inside it, a data line that is not JSON:
+whatever breaks the stream once it has begun, litellm raises as its ``MidStreamFallbackError``
+(``CustomStreamWrapper._handle_stream_fallback_error`` and ``_should_fail_on_clean_eof`` in
+``litellm_core_utils/streaming_handler.py``), its one signal of a failed stream, which routers
+catch to fall back: the calls it cut short are rejected ``stream_error``. That one exception
+says only that the stream failed, not how, so litellm exposes no reason. Any other exception
+is raised as litellm's crash.
 
 litellm reaches for the internet on import (its model-cost map) and prints help on errors:
 this module keeps it offline and quiet, before importing it.
@@ -34,11 +47,11 @@ from reference_impl import Tool
 
 from ..connect import Declaration
 from ._http import (
-    AT_CLOSE,
     MESSAGES,
     TIMEOUT,
     HttpAdapter,
     call_result,
+    custom_result,
     openai_tools,
 )
 
@@ -49,14 +62,13 @@ litellm.telemetry = False
 
 
 class LiteLLM(HttpAdapter):
-    """``litellm.completion(stream=True)`` rebuilt by ``stream_chunk_builder``."""
+    """``litellm.completion(stream=True)``, the chunks rebuilt by ``stream_chunk_builder``."""
 
     distributions = ("litellm", "openai")
-    declaration = Declaration(observables=AT_CLOSE)
+    declaration = Declaration(observables=frozenset({"status", "arguments_text", "ids", "choices"}))
 
     def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:
-        """The calls of the rebuilt response."""
-        offered = openai_tools(tools)
+        """The calls of the rebuilt response, or those a failed stream cut short, rejected."""
         chunks: list[Any] = []
         request: dict[str, Any] = {
             "model": f"openai/{model}",
@@ -68,31 +80,32 @@ class LiteLLM(HttpAdapter):
             "num_retries": 0,
             "timeout": TIMEOUT,
         }
-        if offered:
+        if offered := openai_tools(tools):
             request["tools"] = offered
         try:
             for chunk in litellm.completion(**request):
                 chunks.append(chunk)
         except MidStreamFallbackError:
-            return [
-                call_result(*call, rejected="stream_error") for call in _calls(_rebuilt(chunks))
-            ]
-        return [call_result(*call) for call in _calls(_rebuilt(chunks))]
+            return _calls(chunks, rejected="stream_error")
+        return _calls(chunks)
 
 
-def _rebuilt(chunks: list[Any]) -> Any:
-    return litellm.stream_chunk_builder(chunks, messages=MESSAGES) if chunks else None
-
-
-def _calls(response: Any) -> list[tuple[Any, int, Any, Any, Any]]:
-    """(choice, index, id, name, arguments text) of every call of a rebuilt response."""
-    if response is None:
-        return []
+def _calls(chunks: list[Any], rejected: str | None = None) -> list[dict[str, Any]]:
+    """Every call of the response ``stream_chunk_builder`` rebuilds from ``chunks``."""
+    response: Any = litellm.stream_chunk_builder(chunks, messages=MESSAGES) if chunks else None
     return [
-        (choice.index, index, call.id, call.function.name, call.function.arguments)
-        for choice in response.choices
+        _result(choice.index, index, call, rejected)
+        for choice in (response.choices if response is not None else ())
         for index, call in enumerate(getattr(choice.message, "tool_calls", None) or ())
     ]
+
+
+def _result(choice: int, index: int, call: Any, rejected: str | None) -> dict[str, Any]:
+    if call.type == "custom":
+        custom = call.custom
+        return custom_result(choice, index, call.id, custom.name, custom.input, rejected=rejected)
+    function = call.function
+    return call_result(choice, index, call.id, function.name, function.arguments, rejected=rejected)
 
 
 completion = LiteLLM()
