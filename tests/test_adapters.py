@@ -239,6 +239,29 @@ def test_litellm_refuses_a_stream_that_ends_without_a_finish_reason() -> None:
     assert assemble("openai", [stream])[0]["status"] == "ready"
 
 
+@pytest.mark.parametrize("adapter", ["openai", "openai-state", "litellm"])
+def test_a_legacy_function_call_is_handed_back_without_an_id(adapter: str) -> None:
+    """The openai SDK and litellm fold a legacy delta.function_call into the message's own
+    function_call field: it is the message's call, with no id to answer it by."""
+
+    def legacy(function: dict[str, str]) -> dict[str, Any]:
+        payload = chunk()
+        payload["choices"][0]["delta"] = {"function_call": function}
+        return payload
+
+    stream = sse(
+        legacy({"name": "get_weather", "arguments": '{"ci'}),
+        legacy({"arguments": 'ty": "Paris"}'}),
+        chunk(finish="function_call"),
+    )
+    [result] = assemble(adapter, [stream])
+    assert (result["id"], result["name"], result["arguments_text"]) == (
+        None,
+        "get_weather",
+        '{"city": "Paris"}',
+    )
+
+
 def test_a_custom_tool_call_is_handed_back_by_litellm_and_crashes_the_openai_sdk() -> None:
     """litellm rebuilds a custom call with its input verbatim; the openai SDK's
     get_final_completion() logs custom calls by attribute on a dict and raises."""

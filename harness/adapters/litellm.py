@@ -91,21 +91,27 @@ class LiteLLM(HttpAdapter):
 
 
 def _calls(chunks: list[Any], rejected: str | None = None) -> list[dict[str, Any]]:
-    """Every call of the response ``stream_chunk_builder`` rebuilds from ``chunks``."""
+    """Every call of the response ``stream_chunk_builder`` rebuilds from ``chunks``: each
+    choice's tool calls, then a legacy ``function_call`` (which has no id)."""
     response: Any = litellm.stream_chunk_builder(chunks, messages=MESSAGES) if chunks else None
-    return [
-        _result(choice.index, index, call, rejected)
-        for choice in (response.choices if response is not None else ())
-        for index, call in enumerate(getattr(choice.message, "tool_calls", None) or ())
-    ]
+    results = []
+    for choice in response.choices if response is not None else ():
+        calls = [*(getattr(choice.message, "tool_calls", None) or ())]
+        if legacy := getattr(choice.message, "function_call", None):
+            calls.append(legacy)
+        results += [
+            _result(choice.index, index, call, rejected) for index, call in enumerate(calls)
+        ]
+    return results
 
 
 def _result(choice: int, index: int, call: Any, rejected: str | None) -> dict[str, Any]:
-    if call.type == "custom":
+    if getattr(call, "type", None) == "custom":
         custom = call.custom
         return custom_result(choice, index, call.id, custom.name, custom.input, rejected=rejected)
-    function = call.function
-    return call_result(choice, index, call.id, function.name, function.arguments, rejected=rejected)
+    function = getattr(call, "function", call)  # a legacy function_call is its own function
+    call_id = getattr(call, "id", None)
+    return call_result(choice, index, call_id, function.name, function.arguments, rejected=rejected)
 
 
 completion = LiteLLM()

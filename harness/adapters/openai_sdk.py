@@ -84,9 +84,9 @@ def _request(model: str, tools: Sequence[Tool]) -> dict[str, Any]:
 def _final_calls(completion: Any) -> list[dict[str, Any]]:
     """The calls of a final completion, as the caller runs them."""
     return [
-        call_result(choice.index, index, call.id, call.function.name, call.function.arguments)
+        call_result(choice.index, index, call_id, name, text)
         for choice in completion.choices
-        for index, call in enumerate(choice.message.tool_calls or ())
+        for index, (call_id, name, text) in enumerate(_calls(choice.message))
     ]
 
 
@@ -97,14 +97,25 @@ def _refused(completion: Any, reason: str) -> list[dict[str, Any]]:
         call_result(
             choice.index,
             index,
-            call.id,
-            call.function.name,
-            call.function.arguments,
+            call_id,
+            name,
+            text,
             rejected=_REFUSED.get(choice.finish_reason or "", reason),
         )
         for choice in (completion.choices if completion is not None else ())
-        for index, call in enumerate(choice.message.tool_calls or ())
+        for index, (call_id, name, text) in enumerate(_calls(choice.message))
     ]
+
+
+def _calls(message: Any) -> list[tuple[Any, Any, Any]]:
+    """(id, name, argument text) of each call of an assistant message: its tool calls, then a
+    legacy ``function_call``, which the SDK folds into its own field (it has no id)."""
+    calls = [
+        (call.id, call.function.name, call.function.arguments) for call in message.tool_calls or ()
+    ]
+    if message.function_call is not None:
+        calls.append((None, message.function_call.name, message.function_call.arguments))
+    return calls
 
 
 class OpenAIStreamHelper(HttpAdapter):
