@@ -157,6 +157,18 @@ def test_an_in_band_error_rejects_the_calls_it_cut_short(adapter: str) -> None:
     assert verdict(result) == ("rejected", "stream_error")
 
 
+def test_litellm_rejects_a_call_cut_by_an_error_it_maps_to_a_timeout() -> None:
+    """An error payload with code 504 comes out of litellm as its Timeout, not as its
+    MidStreamFallbackError: it fails the stream all the same, so the call is rejected."""
+    stream = sse(
+        chunk(header(0, "call_abc", "get_weather", '{"city": ')),
+        {"error": {"message": "Request timed out.", "type": "timeout", "code": 504}},
+        done=False,
+    )
+    [result] = assemble("litellm", [stream])
+    assert verdict(result) == ("rejected", "stream_error")
+
+
 def test_the_done_event_path_hands_back_nothing_an_error_cut_short() -> None:
     """A call whose done event never came is never handed to the caller."""
     assert assemble("openai-done-events", [IN_BAND_ERROR]) == []

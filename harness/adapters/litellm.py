@@ -16,14 +16,16 @@ Paths below are in the installed package. ``stream_chunk_builder``
 ``(choice index, tool-call index)`` and hands back each choice's calls, ready, with their
 argument text only (it parses none); a custom tool call with its input, verbatim.
 
-Nothing acts on ``length`` or ``content_filter``, which are passed through. A stream that
-ends without any finish reason, an error payload inside it, a data line that is not JSON:
-whatever breaks the stream once it has begun, litellm raises as its ``MidStreamFallbackError``
+Nothing acts on ``length`` or ``content_filter``, which are passed through. Once the stream
+has begun, whatever breaks it (no finish reason before the end, an error payload, a data line
+that is not JSON) litellm raises as an OpenAI-style exception: its ``MidStreamFallbackError``
 (``CustomStreamWrapper._handle_stream_fallback_error`` and ``_should_fail_on_clean_eof`` in
-``litellm_core_utils/streaming_handler.py``), its one signal of a failed stream, which routers
-catch to fall back: the calls it cut short are rejected ``stream_error``. That one exception
-says only that the stream failed, not how, so litellm exposes no reason. Any other exception
-is raised as litellm's crash.
+``litellm_core_utils/streaming_handler.py``), which routers catch to fall back, or, for a
+provider error it maps to a client error, that mapped exception itself (``Timeout`` for an
+error payload with code 504). That is litellm's signal of a failed stream: the calls it cut
+short are rejected ``stream_error``. It says only that the stream failed, not how, so litellm
+exposes no reason. An error raised by ``completion()`` itself, before the stream, is the
+request's (the emulator's), and any other exception is litellm's crash: both are raised.
 
 litellm reaches for the internet on import (its model-cost map) and prints help on errors:
 this module keeps it offline and quiet, before importing it.
@@ -41,7 +43,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import litellm
-from litellm.exceptions import MidStreamFallbackError
+import openai
 
 from reference_impl import Tool
 
@@ -82,10 +84,11 @@ class LiteLLM(HttpAdapter):
         }
         if offered := openai_tools(tools):
             request["tools"] = offered
+        stream = litellm.completion(**request)
         try:
-            for chunk in litellm.completion(**request):
+            for chunk in stream:
                 chunks.append(chunk)
-        except MidStreamFallbackError:
+        except openai.APIError:  # MidStreamFallbackError and every mapped provider error
             return _calls(chunks, rejected="stream_error")
         return _calls(chunks)
 
