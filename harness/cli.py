@@ -404,10 +404,10 @@ def _parser() -> argparse.ArgumentParser:
         "matrix",
         help="run the corpus through every installed client library (http: adapters)",
         description=(
-            "Run the corpus on each installed http: adapter (openai, openai-stream-helper, "
-            "langchain, litellm) through the normal runner, writing each one's report folder, "
-            "then matrix.md and matrix.html: library × rule, pass / fail / not observable, each "
-            "failure with its repro. Exits 0 once the matrix is written."
+            "Run the corpus on each installed http: adapter (openai, openai-state, "
+            "openai-done-events, langchain, litellm) through the normal runner, writing each "
+            "one's report folder, then matrix.md and matrix.html: library × rule, pass / fail / "
+            "not observable, each failure with its repro. Exits 0 once the matrix is written."
         ),
     )
     matrix.add_argument(

@@ -1,6 +1,6 @@
-"""``http:`` connectables: real client libraries run against the provider emulator, their
-assembled calls reported in the contract's terms, right where the library is right and wrong
-the way it is really wrong."""
+"""``http:`` connectables: real client libraries run against the provider emulator the way their
+users run them, what the user's code would get reported in the contract's terms, right where the
+library is right and wrong the way it is really wrong."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from harness.adapters import ADAPTERS, Adapter, installed, load_adapter
 from harness.adapters._http import shared_emulator
-from harness.connect import load_implementation
+from harness.connect import OBSERVABLES, load_implementation
 from harness.errors import UsageError
 from harness.runner import expand
 from harness.spec import CallPlan, Scenario, StreamSpec
@@ -19,6 +19,8 @@ from reference_impl import Limits, Tool
 from tests.helpers import NOW, STOCK, TOOLS, args, chunk, header, sse
 
 ALL = list(ADAPTERS)
+FOLDING_OPENAI = ["openai", "openai-state"]
+"""The two openai paths that end in ``get_final_completion()``."""
 
 
 def assemble(adapter: str, chunks: Sequence[bytes], tools: Sequence[Tool] = TOOLS) -> list[Any]:
@@ -40,13 +42,24 @@ def one_call(*fragments: str, finish: str = "tool_calls", id_every: bool = False
     return sse(*deltas, chunk(finish=finish))
 
 
+def verdict(result: dict[str, Any]) -> tuple[str, str | None]:
+    return result["status"], result["reason"]
+
+
 CLEAN = one_call('{"city": ', '"Paris"}')
+IN_BAND_ERROR = sse(
+    chunk(header(0, "call_abc", "get_weather", '{"city": ')),
+    {"error": {"message": "overloaded", "type": "server_error"}},
+    done=False,
+)
 
 
 @pytest.mark.parametrize("adapter", ALL)
 def test_a_clean_stream_is_assembled_into_one_ready_call(adapter: str) -> None:
-    """Every library gets the plain OpenAI stream right, byte by byte on the wire."""
+    """Every library gets the plain OpenAI stream right, byte by byte on the wire; only
+    langchain parses the arguments itself."""
     pieces = [CLEAN[i : i + 1] for i in range(len(CLEAN))]
+    parsed = {"city": "Paris"} if adapter == "langchain" else None
     assert assemble(adapter, pieces) == [
         {
             "choice": 0,
@@ -54,14 +67,52 @@ def test_a_clean_stream_is_assembled_into_one_ready_call(adapter: str) -> None:
             "id": "call_abc",
             "name": "get_weather",
             "arguments_text": '{"city": "Paris"}',
-            "arguments": {"city": "Paris"},
+            "arguments": parsed,
             "status": "ready",
             "reason": None,
         }
     ]
 
 
-@pytest.mark.parametrize("adapter", ["openai", "openai-stream-helper"])
+def test_every_adapter_declares_what_it_exposes_and_none_releases_before_close() -> None:
+    """The emulator serves a stream only at close(), so no adapter exposes release timing; the
+    done-event path hands back calls and nothing else, only langchain parses arguments, and
+    only langchain assembles a single choice."""
+    assert installed() == ALL
+    exposed = {name: load_implementation(f"http:{name}").declaration.observables for name in ALL}
+    assert all(observables <= set(OBSERVABLES) for observables in exposed.values())
+    assert not any("incremental" in observables for observables in exposed.values())
+    assert exposed["openai-done-events"] == {"arguments_text", "ids"}
+    assert [name for name in ALL if "arguments" in exposed[name]] == ["langchain"]
+    assert [name for name in ALL if "choices" not in exposed[name]] == [
+        "openai-done-events",
+        "langchain",
+    ]
+    assert exposed["openai"] == exposed["openai-state"] == exposed["litellm"] | {"reason"}
+
+
+@pytest.mark.parametrize("adapter", ["langchain", "openai-done-events"])
+def test_rules_never_keep_a_scenario_from_a_library_but_choices_can(adapter: str) -> None:
+    """Every scenario runs on every library, whatever rules it cites; on a library that
+    assembles one choice, a multi-choice scenario is unsupported, a visible non-feature."""
+    declaration = load_implementation(f"http:{adapter}").declaration
+
+    def scenario(rules: tuple[str, ...], choices: int = 1) -> Scenario:
+        calls = tuple(
+            CallPlan("get_time", "{}", ("{}",), id=f"call_{n}", choice=n) for n in range(choices)
+        )
+        return Scenario("s", "s", rules, StreamSpec(tools=(NOW,), calls=calls, choices=choices))
+
+    assert declaration.skips(scenario(("A2", "V2", "C3", "C4"))) is None
+    [case, *_] = expand([scenario(("A7",), 2)], declaration)
+    assert case.skipped == (
+        "unsupported",
+        "the implementation assembles a single choice; the stream has 2",
+    )
+    assert load_implementation("http:openai").declaration.skips(scenario(("A7",), 2)) is None
+
+
+@pytest.mark.parametrize("adapter", ["openai", "openai-state", "openai-done-events"])
 def test_the_openai_sdk_doubles_an_id_repeated_on_every_delta(adapter: str) -> None:
     """openai's accumulate_delta concatenates every string field but index and type, so an id
     repeated on each delta (LiteLLM, OpenRouter) comes back doubled, on a ready call."""
@@ -77,53 +128,108 @@ def test_langchain_and_litellm_keep_a_repeated_id(adapter: str) -> None:
     assert result["id"] == "call_abc"
 
 
-def test_openai_rejects_a_call_cut_by_length_through_its_documented_error() -> None:
-    """get_final_completion() raises LengthFinishReasonError for finish_reason length: the call
-    is reported rejected truncated, with the text it had."""
-    [result] = assemble("openai", [one_call('{"city": "Par', finish="length")])
-    assert (result["status"], result["reason"]) == ("rejected", "truncated")
-    assert result["arguments_text"] == '{"city": "Par'
+@pytest.mark.parametrize("adapter", FOLDING_OPENAI)
+@pytest.mark.parametrize(
+    ("finish", "reason"), [("length", "truncated"), ("content_filter", "filtered")]
+)
+def test_get_final_completion_refuses_a_choice_cut_short(
+    adapter: str, finish: str, reason: str
+) -> None:
+    """get_final_completion() raises LengthFinishReasonError / ContentFilterFinishReasonError:
+    the call is reported rejected with the matching reason and the text it had."""
+    [result] = assemble(adapter, [one_call('{"city": "Paris"}', finish=finish)])
+    assert verdict(result) == ("rejected", reason)
+    assert result["arguments_text"] == '{"city": "Paris"}'
 
 
-def test_openai_rejects_the_calls_an_in_band_error_cut_short() -> None:
-    """An error payload inside the 200 stream raises the SDK's APIError: stream_error."""
+def test_the_done_event_fires_on_any_finish_reason_so_a_truncated_call_is_run() -> None:
+    """The helper's arguments.done event comes with the finish reason, whatever it is: a call
+    cut by length is handed to the caller as done."""
+    [result] = assemble("openai-done-events", [one_call('{"city": "Par', finish="length")])
+    assert (result["arguments_text"], result["status"]) == ('{"city": "Par', "ready")
+
+
+@pytest.mark.parametrize("adapter", [*FOLDING_OPENAI, "langchain", "litellm"])
+def test_an_in_band_error_rejects_the_calls_it_cut_short(adapter: str) -> None:
+    """An error payload inside the 200 stream raises the SDK's APIError (litellm wraps it in
+    its MidStreamFallbackError): the call it cut short is rejected stream_error."""
+    [result] = assemble(adapter, [IN_BAND_ERROR])
+    assert verdict(result) == ("rejected", "stream_error")
+
+
+def test_litellm_rejects_a_call_cut_by_an_error_it_maps_to_a_timeout() -> None:
+    """An error payload with code 504 comes out of litellm as its Timeout, not as its
+    MidStreamFallbackError: it fails the stream all the same, so the call is rejected."""
     stream = sse(
         chunk(header(0, "call_abc", "get_weather", '{"city": ')),
-        {"error": {"message": "overloaded", "type": "server_error"}},
+        {"error": {"message": "Request timed out.", "type": "timeout", "code": 504}},
         done=False,
     )
-    [result] = assemble("openai", [stream])
-    assert (result["status"], result["reason"]) == ("rejected", "stream_error")
+    [result] = assemble("litellm", [stream])
+    assert verdict(result) == ("rejected", "stream_error")
 
 
-def test_the_stream_helper_calls_a_call_done_when_the_next_one_starts() -> None:
-    """The helper fires tool_calls.function.arguments.done when the index changes: with
-    interleaved calls, call 0 is "done" before its arguments arrived."""
+def test_the_done_event_path_hands_back_nothing_an_error_cut_short() -> None:
+    """A call whose done event never came is never handed to the caller."""
+    assert assemble("openai-done-events", [IN_BAND_ERROR]) == []
+
+
+def test_the_stream_helper_skips_chunks_that_are_not_chat_completion_chunks() -> None:
+    """.stream() folds only chunks whose object is chat.completion.chunk (it drops Azure's
+    asynchronous-filter events); the raw ChatCompletionStreamState pattern folds them all."""
+    stray = chunk(args(0, '"Paris"}'))
+    stray["object"] = ""
+    stream = sse(
+        chunk(header(0, "call_abc", "get_weather", '{"city": ')), stray, chunk(finish="stop")
+    )
+    [helper] = assemble("openai", [stream])
+    [state] = assemble("openai-state", [stream])
+    assert (helper["arguments_text"], state["arguments_text"]) == ('{"city": ', '{"city": "Paris"}')
+
+
+def test_the_done_event_path_hands_over_a_call_before_its_arguments_arrive() -> None:
+    """The helper fires call 0's done event as soon as a delta names call 1: with interleaved
+    calls, call 0 is handed over "done" before any of its arguments arrived."""
     stream = sse(
         chunk(header(0, "call_w", "get_weather"), header(1, "call_s", "get_stock_price")),
         chunk(args(0, '{"city": "Oslo"}'), args(1, '{"ticker": "SAP"}')),
         chunk(finish="tool_calls"),
     )
-    by_raw = {r["index"]: r["arguments_text"] for r in assemble("openai", [stream])}
-    by_helper = {
-        r["index"]: r["arguments_text"] for r in assemble("openai-stream-helper", [stream])
-    }
-    assert by_raw == {0: '{"city": "Oslo"}', 1: '{"ticker": "SAP"}'}
-    assert by_helper[0] == ""
+    folded = assemble("openai", [stream])
+    done = assemble("openai-done-events", [stream])
+    assert [(r["id"], r["arguments_text"]) for r in folded] == [
+        ("call_w", '{"city": "Oslo"}'),
+        ("call_s", '{"ticker": "SAP"}'),
+    ]
+    assert [(r["id"], r["arguments_text"]) for r in done] == [
+        ("call_w", ""),
+        ("call_s", '{"ticker": "SAP"}'),
+    ]
 
 
 def test_langchain_repairs_arguments_whose_closing_brace_was_lost() -> None:
     """langchain parses arguments with parse_partial_json, so text missing its closing brace
-    comes back as a ready call instead of an invalid one."""
+    comes back in the sum's tool_calls instead of its invalid_tool_calls."""
     [result] = assemble("langchain", [one_call('{"city": ', '"Paris"')])
     assert result["arguments_text"] == '{"city": "Paris"'
     assert (result["status"], result["arguments"]) == ("ready", {"city": "Paris"})
 
 
-def test_langchain_reports_arguments_that_are_not_an_object_as_invalid() -> None:
-    """What langchain puts in invalid_tool_calls is rejected malformed_json."""
-    [result] = assemble("langchain", [one_call("[1, 2]")])
-    assert (result["status"], result["reason"]) == ("rejected", "malformed_json")
+def test_langchain_keeps_stream_order_across_valid_and_invalid_calls() -> None:
+    """A call langchain sets apart as invalid is rejected malformed_json in its place; the
+    calls around it stay ready with their own text."""
+    stream = sse(
+        chunk(header(0, "call_1", "get_time", "{}")),
+        chunk(header(1, "call_2", "get_weather", "[1, 2]")),
+        chunk(header(2, "call_3", "get_stock_price", '{"ticker": "SAP"}')),
+        chunk(finish="tool_calls"),
+    )
+    results = assemble("langchain", [stream])
+    assert [(r["id"], r["arguments_text"], verdict(r)) for r in results] == [
+        ("call_1", "{}", ("ready", None)),
+        ("call_2", "[1, 2]", ("rejected", "malformed_json")),
+        ("call_3", '{"ticker": "SAP"}', ("ready", None)),
+    ]
 
 
 def test_litellm_keeps_only_the_last_piece_of_a_fragmented_name() -> None:
@@ -137,10 +243,59 @@ def test_litellm_keeps_only_the_last_piece_of_a_fragmented_name() -> None:
     assert result["name"] == "weather"
 
 
-def test_text_that_does_not_parse_is_never_ready() -> None:
-    """The SDK hands back text; what json.loads refuses is rejected malformed_json."""
-    [result] = assemble("openai", [one_call('{"city": "Paris"')])
-    assert (result["status"], result["reason"]) == ("rejected", "malformed_json")
+def test_litellm_refuses_a_stream_that_ends_without_a_finish_reason() -> None:
+    """litellm raises MidStreamFallbackError when the stream ends with no finish reason: the
+    call is rejected, where the openai SDK hands it back."""
+    stream = sse(chunk(header(0, "call_1", "get_weather", '{"city": "Oslo"}')))
+    assert assemble("litellm", [stream])[0]["status"] == "rejected"
+    assert assemble("openai", [stream])[0]["status"] == "ready"
+
+
+@pytest.mark.parametrize("adapter", ["openai", "openai-state", "litellm"])
+def test_a_legacy_function_call_is_handed_back_without_an_id(adapter: str) -> None:
+    """The openai SDK and litellm fold a legacy delta.function_call into the message's own
+    function_call field: it is the message's call, with no id to answer it by."""
+
+    def legacy(function: dict[str, str]) -> dict[str, Any]:
+        payload = chunk()
+        payload["choices"][0]["delta"] = {"function_call": function}
+        return payload
+
+    stream = sse(
+        legacy({"name": "get_weather", "arguments": '{"ci'}),
+        legacy({"arguments": 'ty": "Paris"}'}),
+        chunk(finish="function_call"),
+    )
+    [result] = assemble(adapter, [stream])
+    assert (result["id"], result["name"], result["arguments_text"]) == (
+        None,
+        "get_weather",
+        '{"city": "Paris"}',
+    )
+
+
+def test_a_custom_tool_call_is_handed_back_by_litellm_and_crashes_the_openai_sdk() -> None:
+    """litellm rebuilds a custom call with its input verbatim; the openai SDK's
+    get_final_completion() logs custom calls by attribute on a dict and raises."""
+    custom = {
+        "index": 0,
+        "id": "call_c",
+        "type": "custom",
+        "custom": {"name": "run", "input": "ls"},
+    }
+    stream = sse(chunk(custom), chunk(finish="tool_calls"))
+    [result] = assemble("litellm", [stream])
+    assert (result["kind"], result["arguments"], result["status"]) == ("custom", "ls", "ready")
+    with pytest.raises(AttributeError, match="'dict' object has no attribute 'name'"):
+        assemble("openai", [stream])
+
+
+@pytest.mark.parametrize("adapter", ["openai", "litellm"])
+def test_a_call_whose_text_is_not_json_is_handed_back_all_the_same(adapter: str) -> None:
+    """The openai SDK and litellm parse nothing: a call missing its closing brace is in the
+    message for the caller to run, so it is ready, with its text as it came."""
+    [result] = assemble(adapter, [one_call('{"city": "Paris"')])
+    assert (result["arguments_text"], result["status"]) == ('{"city": "Paris"', "ready")
 
 
 def test_an_undocumented_exception_is_raised_as_the_librarys_crash() -> None:
@@ -148,38 +303,7 @@ def test_an_undocumented_exception_is_raised_as_the_librarys_crash() -> None:
     turned into a rejection but raised, for the harness to record."""
     stream = sse(chunk(header(0, "call_1", "get_weather")), "Internal Server Error", done=False)
     with pytest.raises(ValueError, match="Expecting value"):
-        assemble("openai", [stream])
-
-
-def test_every_adapter_is_installed_here_and_none_exposes_release_timing() -> None:
-    """The test environment has every library; every result comes out at close(), so no adapter
-    exposes incremental release, and none records findings."""
-    assert installed() == ALL
-    for name in ALL:
-        declaration = load_implementation(f"http:{name}").declaration
-        assert not declaration.exposes("incremental")
-        assert not declaration.exposes("findings")
-        assert declaration.exposes("arguments_text")
-
-
-def test_every_adapter_runs_every_scenario_but_several_choices_where_it_has_one() -> None:
-    """Rules never keep a scenario from a library; a single-choice library's multi-choice
-    scenarios are unsupported, a visible non-feature."""
-    langchain = load_implementation("http:langchain")
-
-    def scenario(rules: tuple[str, ...], choices: int = 1) -> Scenario:
-        calls = tuple(
-            CallPlan("get_time", "{}", ("{}",), id=f"call_{n}", choice=n) for n in range(choices)
-        )
-        return Scenario("s", "s", rules, StreamSpec(tools=(NOW,), calls=calls, choices=choices))
-
-    assert langchain.declaration.skips(scenario(("A2", "V2", "C3", "C4"))) is None
-    [case, *_] = expand([scenario(("A7",), 2)], langchain.declaration)
-    assert case.skipped == (
-        "unsupported",
-        "the implementation assembles a single choice; the stream has 2",
-    )
-    assert load_implementation("http:openai").declaration.skips(scenario(("A7",), 2)) is None
+        assemble("openai-state", [stream])
 
 
 def test_an_unknown_or_uninstalled_adapter_is_a_usage_error(
@@ -189,7 +313,9 @@ def test_an_unknown_or_uninstalled_adapter_is_a_usage_error(
     with pytest.raises(UsageError, match="no such http: adapter; known: http:openai"):
         load_adapter("http:gemini")
     monkeypatch.setitem(
-        ADAPTERS, "missing", Adapter("harness.adapters.openai_sdk", "raw", "no_such_lib", "x")
+        ADAPTERS,
+        "missing",
+        Adapter("harness.adapters.openai_sdk", "stream_helper", "no_such_lib", "x"),
     )
     with pytest.raises(UsageError, match=r"pip install 'callstream\[x\]'"):
         load_implementation("http:missing")
@@ -207,7 +333,7 @@ def test_one_streaming_request_offers_the_tools_and_is_never_retried(adapter: st
     assert (result["name"], result["status"]) == ("get_weather", "ready")  # no name check
     model = emulator.register([b'{"error": {"message": "down"}}'], status=500)
     before = len([r for r in emulator.requests if r.get("model") == model])
-    library = load_implementation(f"http:{adapter}").factory
+    library: Any = load_implementation(f"http:{adapter}").factory
     with pytest.raises(Exception, match=r"down|500|Internal"):
         library.assemble(emulator.base_url, model, TOOLS)
     after = len([r for r in emulator.requests if r.get("model") == model])

@@ -1,12 +1,15 @@
 """``http:`` connectables: client libraries run against the provider emulator.
 
-``http:<name>`` names an adapter of this registry. Each lives in its own module, imported only
-when asked for, and needs its library installed (``pip install 'callstream[<extra>]'``)::
+``http:<name>`` names an adapter of this registry. Each reproduces one user code path of its
+library (its module's docstring quotes the library's own documentation of it), lives in its own
+module, imported only when asked for, and needs its library installed
+(``pip install 'callstream[<extra>]'``)::
 
-    http:openai                 openai SDK, create(stream=True) + ChatCompletionStreamState
-    http:openai-stream-helper   openai SDK, chat.completions.stream() and its done events
-    http:langchain              langchain-openai ChatOpenAI.stream(), chunks summed
-    http:litellm                litellm.completion(stream=True) + stream_chunk_builder
+    http:openai               openai SDK, chat.completions.stream() + get_final_completion()
+    http:openai-state         openai SDK, create(stream=True) + ChatCompletionStreamState
+    http:openai-done-events   openai SDK, chat.completions.stream(), each call at its done event
+    http:langchain            langchain-openai ChatOpenAI.stream(), chunks summed with +
+    http:litellm              litellm.completion(stream=True) + stream_chunk_builder()
 """
 
 from __future__ import annotations
@@ -35,10 +38,9 @@ class Adapter:
 
 
 ADAPTERS: dict[str, Adapter] = {
-    "openai": Adapter("harness.adapters.openai_sdk", "raw", "openai", "openai"),
-    "openai-stream-helper": Adapter(
-        "harness.adapters.openai_sdk", "stream_helper", "openai", "openai"
-    ),
+    "openai": Adapter("harness.adapters.openai_sdk", "stream_helper", "openai", "openai"),
+    "openai-state": Adapter("harness.adapters.openai_sdk", "stream_state", "openai", "openai"),
+    "openai-done-events": Adapter("harness.adapters.openai_sdk", "done_events", "openai", "openai"),
     "langchain": Adapter(
         "harness.adapters.langchain", "chat_openai", "langchain_openai", "langchain"
     ),

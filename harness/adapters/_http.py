@@ -1,20 +1,22 @@
 """What every ``http:`` adapter shares: buffer a stream, serve it from the provider emulator to a
-client library, and report what the library assembled in the contract's terms.
+client library, and report what the library handed back in the contract's terms.
 
 Theory of operation. The harness feeds an adapter chunks as it feeds any implementation; the
 adapter keeps them (``feed`` releases nothing) and, at ``close()``, registers them with this
 process's emulator (started on first use, on ``127.0.0.1``), points the library at its base URL
-with the registered model name and the tools offered, and converts the calls the library hands
-back into results. So every result comes out at ``close()``: release timing (C4) cannot be
-observed, and no adapter exposes it.
+with the registered model name and the tools offered, runs the library the way its users do,
+and converts what the user's code would get into results. So every result comes out at
+``close()``: no adapter exposes release timing ("incremental"), whatever the library does.
 
-How a library's answer maps onto the contract:
+An adapter declares what it exposes (:class:`~harness.connect.Declaration`), never what the
+library means to do: every check whose observable exists runs. How a library's answer maps
+onto the contract:
 
-- a call the library hands back as part of the assistant message is ``ready``, with the
-  library's own parse of its arguments where it has one, else ``json.loads`` of the text (what
-  its users do); text that does not parse is rejected ``malformed_json`` (the exception the
-  caller would get), never ready;
-- what the library flags as invalid is rejected with the closest reason;
+- a call the library hands back for the caller to run is ``ready``, whatever its text: the
+  library has declared it runnable. Its arguments are the library's own parse where it makes
+  one; a library that hands back only the text exposes no ``arguments`` (its caller's
+  ``json.loads`` is no part of the library);
+- what the library itself sets apart as invalid is rejected with the closest reason;
 - an exception that is the library's documented signal of a bad stream (openai's in-band
   ``APIError``, ``LengthFinishReasonError``…) rejects the calls it cut short with the matching
   reason; any other exception is raised, so the harness records it as the library's crash.
@@ -23,7 +25,6 @@ How a library's answer maps onto the contract:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 from abc import ABC, abstractmethod
@@ -33,23 +34,21 @@ from typing import Any
 
 from reference_impl import Limits, Tool
 
-from ..connect import OBSERVABLES, Declaration
+from ..connect import Declaration
 from ..emulator import Emulator
 
 __all__ = [
-    "AT_CLOSE",
     "MESSAGES",
     "HttpAdapter",
     "call_result",
+    "custom_result",
+    "in_band_error",
     "openai_tools",
     "shared_emulator",
 ]
 
 MESSAGES = [{"role": "user", "content": "Call the tools."}]
 """The conversation every adapter sends: the emulator answers whatever is asked."""
-AT_CLOSE = frozenset(OBSERVABLES) - {"incremental", "findings"}
-"""What an adapter exposes at most: every result comes out at ``close()`` (release timing is not
-observable) and no library records the quirks of §7."""
 TIMEOUT = 30.0
 """Seconds a library may wait on the emulator; the runner's per-case timeout comes first."""
 
@@ -78,11 +77,12 @@ class HttpAdapter(ABC):
     distributions: tuple[str, ...]
     """The installed distributions whose versions a report shows (the library first)."""
     declaration: Declaration
+    """What the adapter can observe of the library: never "incremental" (see the module)."""
 
     @abstractmethod
     def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:
-        """Run the library against ``base_url`` asking ``model`` with ``tools`` offered; the
-        results, in the contract's shape."""
+        """Run the library against ``base_url`` asking ``model`` with ``tools`` offered, as its
+        users do; what their code would get, in the contract's shape."""
 
     @property
     def versions(self) -> dict[str, str]:
@@ -135,9 +135,6 @@ def openai_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
     ]
 
 
-_UNPARSED: Any = object()
-
-
 def call_result(
     choice: Any,
     index: int,
@@ -145,29 +142,39 @@ def call_result(
     name: Any,
     arguments_text: Any,
     *,
-    arguments: Any = _UNPARSED,
+    arguments: Any = None,
     rejected: str | None = None,
 ) -> dict[str, Any]:
-    """One result in the contract's shape. A call not ``rejected`` is ready with ``arguments``
-    (the library's parse) or, when the library gave none, ``json.loads(arguments_text)``; text
-    that does not parse makes it rejected ``malformed_json``."""
-    result = {
+    """One result in the contract's shape: ``ready`` unless ``rejected`` gives the reason, with
+    ``arguments`` the library's own parse where it makes one (a rejected call has none)."""
+    return {
         "choice": choice,
         "index": index,
         "id": call_id,
         "name": name,
         "arguments_text": arguments_text,
-        "arguments": None,
-        "status": "rejected",
+        "arguments": None if rejected is not None else arguments,
+        "status": "ready" if rejected is None else "rejected",
         "reason": rejected,
     }
-    if rejected is not None:
-        return result
-    if arguments is _UNPARSED:
-        try:
-            arguments = json.loads(arguments_text)
-        except (TypeError, ValueError):
-            result["reason"] = "malformed_json"
-            return result
-    result.update(arguments=arguments, status="ready")
-    return result
+
+
+def custom_result(
+    choice: Any, index: int, call_id: Any, name: Any, text: Any, *, rejected: str | None = None
+) -> dict[str, Any]:
+    """A custom tool call's result: its input is its value, verbatim, never parsed as JSON."""
+    return {
+        **call_result(choice, index, call_id, name, text, arguments=text, rejected=rejected),
+        "kind": "custom",
+    }
+
+
+def in_band_error(exc: BaseException | None) -> bool:
+    """True for the openai SDK's ``APIError`` raised on an error payload inside a 200 stream:
+    the provider's documented way to fail a stream once it has begun. An HTTP status or a
+    connection failure is the emulator's or the harness's, never the stream's."""
+    import openai  # each adapter's library speaks through the openai SDK; loaded only for them
+
+    return isinstance(exc, openai.APIError) and not isinstance(
+        exc, openai.APIStatusError | openai.APIConnectionError
+    )

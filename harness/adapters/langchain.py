@@ -1,21 +1,34 @@
 """langchain as an ``http:`` connectable: ``http:langchain``.
 
-``langchain_openai.ChatOpenAI(...).bind_tools(tools).stream(messages)``, every
-``AIMessageChunk`` summed with ``+`` (as langchain's own standard tests fold a stream), then the
-merged ``tool_call_chunks`` read in order: each one langchain turns into a ``tool_calls`` entry
-is ready with langchain's parse of its arguments; each it puts in ``invalid_tool_calls`` (the
-arguments are not a JSON object) is rejected ``malformed_json``.
+The user code path of langchain's tool-streaming guide ("How to stream tool calls"), whose
+``AIMessageChunk`` doc shows the same ``+``::
 
-What langchain claims: it merges tool-call chunks by index (A), through the openai SDK's
-transport (T), hands the message back (C1, E), and parses arguments, setting apart those that
-do not parse (V1). It reads only the first choice of each chunk and refuses ``n > 1`` when
-streaming, so it claims a single choice. It does not look at the finish reason (C3) nor check
-schemas, tool names or identity (V2–V6). An in-band error payload raises the SDK's
-``APIError`` through ``stream()``: the calls it cut short are rejected ``stream_error``.
+    llm = ChatOpenAI(model=…, base_url=…).bind_tools(tools)
+    gathered = None
+    for chunk in llm.stream(messages):
+        gathered = chunk if gathered is None else gathered + chunk
+    for call in gathered.tool_calls:
+        run(call["name"], call["args"])
+    # gathered.invalid_tool_calls: the calls whose arguments langchain could not parse
+
+Paths below are in the installed packages. ``+`` merges tool-call chunks by index
+(``merge_lists`` in ``langchain_core/utils/_merge.py``); ``AIMessageChunk.init_tool_calls``
+(``langchain_core/messages/ai.py``) then parses each merged chunk's text with
+``parse_partial_json``: a dict makes a ``tool_calls`` entry (ready, with langchain's parse as its
+arguments), anything else an ``invalid_tool_calls`` entry (rejected ``malformed_json``). The raw
+text of a ready call is read from the merged ``tool_call_chunks`` of the same message.
+
+``ChatOpenAI`` reads only ``choices[0]`` of each chunk and refuses ``n > 1`` when streaming ("n
+must be 1 when streaming.", ``langchain_openai/chat_models/base.py``): several choices are a
+declared non-feature. The finish reason only lands in ``response_metadata``; nothing acts on it.
+An error payload inside the stream raises the SDK's ``APIError`` through ``stream()``
+(``_handle_openai_api_error`` re-raises it): the calls it cut short are rejected
+``stream_error``.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -28,14 +41,7 @@ from langchain_openai import ChatOpenAI
 from reference_impl import Tool
 
 from ..connect import Declaration
-from ._http import (
-    AT_CLOSE,
-    MESSAGES,
-    TIMEOUT,
-    HttpAdapter,
-    call_result,
-    openai_tools,
-)
+from ._http import MESSAGES, TIMEOUT, HttpAdapter, call_result, in_band_error, openai_tools
 
 __all__ = ["LangChain", "chat_openai"]
 
@@ -54,55 +60,66 @@ def _chat(base_url: str) -> ChatOpenAI:
 
 
 class LangChain(HttpAdapter):
-    """``ChatOpenAI.stream()`` with the chunks summed."""
+    """``ChatOpenAI.bind_tools(…).stream()``, the chunks summed with ``+``."""
 
     distributions = ("langchain-openai", "langchain-core", "openai")
-    declaration = Declaration(observables=AT_CLOSE - {"choices"})
+    declaration = Declaration(
+        observables=frozenset({"status", "reason", "arguments_text", "arguments", "ids"})
+    )
 
     def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:
-        """The merged tool-call chunks, each as langchain classifies it."""
-        chat: Runnable[Any, Any] = _chat(base_url)
+        """The sum's ``tool_calls`` ready and ``invalid_tool_calls`` rejected, in stream order."""
         offered = openai_tools(tools)
-        if offered:
-            chat = _chat(base_url).bind_tools(offered)
-        message: BaseMessageChunk | None = None
+        chat: Runnable[Any, Any] = (
+            _chat(base_url).bind_tools(offered) if offered else _chat(base_url)
+        )
+        gathered: BaseMessageChunk | None = None
         try:
             for chunk in chat.stream(MESSAGES, model=model):
-                message = chunk if message is None else message + chunk
+                gathered = chunk if gathered is None else gathered + chunk
         except openai.APIError as exc:
-            if isinstance(exc, openai.APIStatusError | openai.APIConnectionError):
+            if not in_band_error(exc):
                 raise
             return [
                 call_result(
-                    0,
-                    index,
-                    piece.get("id"),
-                    piece.get("name"),
-                    piece.get("args"),
-                    rejected="stream_error",
+                    0, index, piece["id"], piece["name"], piece["args"], rejected="stream_error"
                 )
-                for index, piece in enumerate(_pieces(message))
+                for index, piece in enumerate(_merged(gathered))
             ]
-        return [_result(index, piece) for index, piece in enumerate(_pieces(message))]
+        return _classified(gathered)
 
 
-def _pieces(message: BaseMessageChunk | None) -> list[Any]:
+def _merged(message: BaseMessageChunk | None) -> list[Any]:
+    return list(message.tool_call_chunks) if isinstance(message, AIMessageChunk) else []
+
+
+def _classified(message: BaseMessageChunk | None) -> list[dict[str, Any]]:
+    """Each merged chunk with the entry the sum made of it. ``init_tool_calls`` sends the
+    chunks, in order, each to ``tool_calls`` or to ``invalid_tool_calls`` (the latter keeping
+    the chunk's name, text and id), so one walk over the chunks pairs every one with its entry:
+    text that parsed once parses again, so no ready chunk can match the next invalid entry."""
     if not isinstance(message, AIMessageChunk):
         return []
-    return list(message.tool_call_chunks)
-
-
-def _result(index: int, piece: Any) -> dict[str, Any]:
-    """One merged chunk as langchain itself classifies it: a message made of it alone has it
-    in ``tool_calls`` or in ``invalid_tool_calls``."""
-    alone = AIMessageChunk(content="", tool_call_chunks=[piece])
-    text = piece.get("args")
-    if alone.tool_calls:
-        call = alone.tool_calls[0]
-        return call_result(0, index, call.get("id"), call.get("name"), text, arguments=call["args"])
-    return call_result(
-        0, index, piece.get("id"), piece.get("name"), text, rejected="malformed_json"
-    )
+    ready = iter(message.tool_calls)
+    invalid = deque(message.invalid_tool_calls)
+    results = []
+    for index, piece in enumerate(message.tool_call_chunks):
+        text = piece["args"]
+        if invalid and (invalid[0]["name"], invalid[0]["args"], invalid[0]["id"]) == (
+            piece["name"],
+            text,
+            piece["id"],
+        ):
+            bad = invalid.popleft()
+            results.append(
+                call_result(0, index, bad["id"], bad["name"], text, rejected="malformed_json")
+            )
+        else:
+            call = next(ready)
+            results.append(
+                call_result(0, index, call["id"], call["name"], text, arguments=call["args"])
+            )
+    return results
 
 
 chat_openai = LangChain()

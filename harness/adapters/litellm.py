@@ -1,16 +1,31 @@
 """litellm as an ``http:`` connectable: ``http:litellm``.
 
-``litellm.completion(model="openai/<name>", api_base=…, stream=True)``, every chunk kept, then
-``litellm.stream_chunk_builder(chunks, messages=…)`` (litellm's documented way to rebuild the
-response of a stream): each choice's ``message.tool_calls`` are its results, ready with
-``json.loads`` of their argument text (litellm hands back text, as the SDK does).
+The user code path of litellm's streaming docs ("Helper function": rebuild the complete
+response from the chunks), and of the agents built on it::
 
-What litellm claims: it folds deltas into calls (A), through the openai SDK's transport (T),
-hands the message back (C1, E). It passes the finish reason through without acting on it
-(C3) and checks no JSON, schema, tool name or identity (V). Whatever breaks the stream once it
-has begun (an in-band error payload, a data line that is not JSON) litellm raises as its
-``MidStreamFallbackError``, its documented signal of a failed stream: the calls it cut short
-are rejected ``stream_error``. Any other exception is litellm's crash.
+    chunks = []
+    for chunk in litellm.completion(model="openai/<name>", api_base=…, messages=…,
+                                    tools=…, stream=True):
+        chunks.append(chunk)
+    response = litellm.stream_chunk_builder(chunks, messages=messages)
+    for call in response.choices[0].message.tool_calls or []:
+        run(call.function.name, call.function.arguments)
+
+Paths below are in the installed package. ``stream_chunk_builder``
+(``litellm_core_utils/streaming_chunk_builder_utils.py``) groups tool-call deltas by
+``(choice index, tool-call index)`` and hands back each choice's calls, ready, with their
+argument text only (it parses none); a custom tool call with its input, verbatim.
+
+Nothing acts on ``length`` or ``content_filter``, which are passed through. Once the stream
+has begun, whatever breaks it (no finish reason before the end, an error payload, a data line
+that is not JSON) litellm raises as an OpenAI-style exception: its ``MidStreamFallbackError``
+(``CustomStreamWrapper._handle_stream_fallback_error`` and ``_should_fail_on_clean_eof`` in
+``litellm_core_utils/streaming_handler.py``), which routers catch to fall back, or, for a
+provider error it maps to a client error, that mapped exception itself (``Timeout`` for an
+error payload with code 504). That is litellm's signal of a failed stream: the calls it cut
+short are rejected ``stream_error``. It says only that the stream failed, not how, so litellm
+exposes no reason. An error raised by ``completion()`` itself, before the stream, is the
+request's (the emulator's), and any other exception is litellm's crash: both are raised.
 
 litellm reaches for the internet on import (its model-cost map) and prints help on errors:
 this module keeps it offline and quiet, before importing it.
@@ -28,17 +43,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import litellm
-from litellm.exceptions import MidStreamFallbackError
+import openai
 
 from reference_impl import Tool
 
 from ..connect import Declaration
 from ._http import (
-    AT_CLOSE,
     MESSAGES,
     TIMEOUT,
     HttpAdapter,
     call_result,
+    custom_result,
     openai_tools,
 )
 
@@ -49,14 +64,13 @@ litellm.telemetry = False
 
 
 class LiteLLM(HttpAdapter):
-    """``litellm.completion(stream=True)`` rebuilt by ``stream_chunk_builder``."""
+    """``litellm.completion(stream=True)``, the chunks rebuilt by ``stream_chunk_builder``."""
 
     distributions = ("litellm", "openai")
-    declaration = Declaration(observables=AT_CLOSE)
+    declaration = Declaration(observables=frozenset({"status", "arguments_text", "ids", "choices"}))
 
     def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:
-        """The calls of the rebuilt response."""
-        offered = openai_tools(tools)
+        """The calls of the rebuilt response, or those a failed stream cut short, rejected."""
         chunks: list[Any] = []
         request: dict[str, Any] = {
             "model": f"openai/{model}",
@@ -68,31 +82,39 @@ class LiteLLM(HttpAdapter):
             "num_retries": 0,
             "timeout": TIMEOUT,
         }
-        if offered:
+        if offered := openai_tools(tools):
             request["tools"] = offered
+        stream = litellm.completion(**request)
         try:
-            for chunk in litellm.completion(**request):
+            for chunk in stream:
                 chunks.append(chunk)
-        except MidStreamFallbackError:
-            return [
-                call_result(*call, rejected="stream_error") for call in _calls(_rebuilt(chunks))
-            ]
-        return [call_result(*call) for call in _calls(_rebuilt(chunks))]
+        except openai.APIError:  # MidStreamFallbackError and every mapped provider error
+            return _calls(chunks, rejected="stream_error")
+        return _calls(chunks)
 
 
-def _rebuilt(chunks: list[Any]) -> Any:
-    return litellm.stream_chunk_builder(chunks, messages=MESSAGES) if chunks else None
+def _calls(chunks: list[Any], rejected: str | None = None) -> list[dict[str, Any]]:
+    """Every call of the response ``stream_chunk_builder`` rebuilds from ``chunks``: each
+    choice's tool calls, then a legacy ``function_call`` (which has no id)."""
+    response: Any = litellm.stream_chunk_builder(chunks, messages=MESSAGES) if chunks else None
+    results = []
+    for choice in response.choices if response is not None else ():
+        calls = [*(getattr(choice.message, "tool_calls", None) or ())]
+        if legacy := getattr(choice.message, "function_call", None):
+            calls.append(legacy)
+        results += [
+            _result(choice.index, index, call, rejected) for index, call in enumerate(calls)
+        ]
+    return results
 
 
-def _calls(response: Any) -> list[tuple[Any, int, Any, Any, Any]]:
-    """(choice, index, id, name, arguments text) of every call of a rebuilt response."""
-    if response is None:
-        return []
-    return [
-        (choice.index, index, call.id, call.function.name, call.function.arguments)
-        for choice in response.choices
-        for index, call in enumerate(getattr(choice.message, "tool_calls", None) or ())
-    ]
+def _result(choice: int, index: int, call: Any, rejected: str | None) -> dict[str, Any]:
+    if getattr(call, "type", None) == "custom":
+        custom = call.custom
+        return custom_result(choice, index, call.id, custom.name, custom.input, rejected=rejected)
+    function = getattr(call, "function", call)  # a legacy function_call is its own function
+    call_id = getattr(call, "id", None)
+    return call_result(choice, index, call_id, function.name, function.arguments, rejected=rejected)
 
 
 completion = LiteLLM()

@@ -1,29 +1,46 @@
-"""The openai SDK as ``http:`` connectables.
+"""The openai SDK as ``http:`` connectables, one for each way its users read a streamed answer.
 
-- ``http:openai``: ``client.chat.completions.create(stream=True)``, every chunk folded by
-  ``openai.lib.streaming.chat.ChatCompletionStreamState``, then ``get_final_completion()``:
-  each choice's ``message.tool_calls`` are its results.
-- ``http:openai-stream-helper``: the ``client.chat.completions.stream()`` helper, read through
-  its events: a call is released by its ``tool_calls.function.arguments.done`` event, with the
-  arguments that event carries (the helper's documented per-call signal). A call that never
-  gets one is rejected ``interrupted``; the helper's events name no choice, so it claims a
-  single choice.
+Paths below are in the installed SDK (``openai/…``).
 
-What the SDK claims: it folds deltas into calls (A), decodes the event stream itself (T),
-hands the assistant message back (C1, E), and refuses truncation: ``get_final_completion()``
-raises ``LengthFinishReasonError`` / ``ContentFilterFinishReasonError`` for ``length`` /
-``content_filter``, and an in-band error payload raises ``APIError`` (C3). Those exceptions
-reject the calls they cut short (``truncated``, ``filtered``, ``stream_error``); any other
-exception is the SDK's crash. It checks no schema, tool name or identity (V), and its
-``get_final_completion()`` "does not provide any guarantees that the stream has actually
-finished" (C2).
+- ``http:openai``, the documented helper path (``helpers.md``, "Streaming Helpers", "Chat
+  Completions API")::
+
+      with client.chat.completions.stream(model=…, messages=…, tools=…) as stream:
+          for event in stream: …                    # content.delta events shown to the user
+      completion = stream.get_final_completion()
+      for call in completion.choices[0].message.tool_calls or []:
+          run(call.function.name, call.function.arguments)
+
+  The helper folds only the chunks whose ``object`` is ``chat.completion.chunk`` (it drops
+  Azure's asynchronous-filter events: ``_is_valid_chat_completion_chunk_weak`` in
+  ``lib/streaming/chat/_completions.py``). ``get_final_completion()`` refuses a completion any
+  of whose choices ended on ``length`` or ``content_filter``: it raises
+  ``LengthFinishReasonError`` / ``ContentFilterFinishReasonError`` (``parse_chat_completion``
+  in ``lib/_parsing/_completions.py``), and an error payload inside the stream raises
+  ``APIError`` (``Stream.__stream__`` in ``_streaming.py``).
+- ``http:openai-state``, the raw pattern of ``ChatCompletionStreamState``'s own docstring
+  (``lib/streaming/chat/_completions.py``): ``create(stream=True)``, every chunk handed to
+  ``state.handle_chunk()``, then ``state.get_final_completion()``. Same folding and refusals,
+  without the helper's chunk filter.
+- ``http:openai-done-events``: the helper's events, each call run as soon as its
+  ``tool_calls.function.arguments.done`` event arrives, with that event's ``arguments``
+  (helpers.md: "Emitted when a function tool call's arguments are complete"), its id read from
+  the stream's snapshot. The helper fires it when a delta names another tool-call index, or
+  when the choice gets a finish reason, whatever the reason (``ChoiceEventState.get_done_events``
+  in ``lib/streaming/chat/_completions.py``). A call without one is never handed back: this path
+  has no notion of a rejected call, and its events name no choice, so several choices cannot be
+  told apart.
+
+The tools are offered as plain function tools (no ``strict``), as most users declare them: the
+SDK then parses no arguments (``parse_function_tool_arguments`` returns None) and hands back
+their text only. Every result comes out when the stream has ended (see ``_http``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import cache
-from typing import Any, cast
+from typing import Any
 
 import openai
 from openai.lib.streaming.chat import ChatCompletionStreamState
@@ -31,18 +48,24 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 from reference_impl import Tool
 
 from ..connect import Declaration
-from ._http import (
-    AT_CLOSE,
-    MESSAGES,
-    TIMEOUT,
-    HttpAdapter,
-    call_result,
-    openai_tools,
+from ._http import MESSAGES, TIMEOUT, HttpAdapter, call_result, in_band_error, openai_tools
+
+__all__ = [
+    "OpenAIDoneEvents",
+    "OpenAIStreamHelper",
+    "OpenAIStreamState",
+    "done_events",
+    "stream_helper",
+    "stream_state",
+]
+
+_REFUSED = {"length": "truncated", "content_filter": "filtered"}
+"""The finish reasons ``get_final_completion()`` refuses, as the contract's reasons."""
+_FOLDED = Declaration(
+    observables=frozenset({"status", "reason", "arguments_text", "ids", "choices"})
 )
-
-__all__ = ["OpenAIRaw", "OpenAIStreamHelper", "raw", "stream_helper"]
-
-_DECLARATION = Declaration(observables=AT_CLOSE)
+"""What the final completion exposes: every call with its text and id, per choice, and the
+SDK's refusals as exceptions of distinct types."""
 
 
 @cache
@@ -51,132 +74,137 @@ def _client(base_url: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=base_url, api_key="callstream", max_retries=0, timeout=TIMEOUT)
 
 
-def _request(model: str, offered: list[dict[str, Any]]) -> dict[str, Any]:
-    request: dict[str, Any] = {"model": model, "messages": MESSAGES, "stream": True}
-    if offered:
+def _request(model: str, tools: Sequence[Tool]) -> dict[str, Any]:
+    request: dict[str, Any] = {"model": model, "messages": MESSAGES}
+    if offered := openai_tools(tools):
         request["tools"] = offered
     return request
 
 
-def _in_band(exc: openai.APIError) -> bool:
-    """True for the ``APIError`` the SDK raises on an error payload inside a 200 stream (not an
-    HTTP status or a connection failure, which are the emulator's or the harness's)."""
-    return not isinstance(exc, openai.APIStatusError | openai.APIConnectionError)
+def _final_calls(completion: Any) -> list[dict[str, Any]]:
+    """The calls of a final completion, as the caller runs them."""
+    return [
+        call_result(choice.index, index, call_id, name, text)
+        for choice in completion.choices
+        for index, (call_id, name, text) in enumerate(_calls(choice.message))
+    ]
 
 
-def _rejected_snapshot(completion: Any, reason: str) -> list[dict[str, Any]]:
-    """Every call of a partial completion, rejected: a choice cut by ``length`` or
-    ``content_filter`` for that, the others for ``reason`` (the exception discarded them)."""
-    results = []
-    for choice in completion.choices if completion is not None else ():
-        why = {"length": "truncated", "content_filter": "filtered"}.get(
-            choice.finish_reason or "", reason
+def _refused(completion: Any, reason: str) -> list[dict[str, Any]]:
+    """Every call of a completion the SDK refused, rejected: a choice that ended on ``length``
+    or ``content_filter`` for that, the others for ``reason`` (the exception took them too)."""
+    return [
+        call_result(
+            choice.index,
+            index,
+            call_id,
+            name,
+            text,
+            rejected=_REFUSED.get(choice.finish_reason or "", reason),
         )
-        results += [
-            call_result(
-                choice.index,
-                index,
-                call.id,
-                call.function.name,
-                call.function.arguments,
-                rejected=why,
-            )
-            for index, call in enumerate(choice.message.tool_calls or ())
-        ]
-    return results
+        for choice in (completion.choices if completion is not None else ())
+        for index, (call_id, name, text) in enumerate(_calls(choice.message))
+    ]
 
 
-class OpenAIRaw(HttpAdapter):
-    """``create(stream=True)`` folded by ``ChatCompletionStreamState``."""
-
-    distributions = ("openai",)
-    declaration = _DECLARATION
-
-    def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:
-        """The calls of the final completion."""
-        offered = openai_tools(tools)
-        state: ChatCompletionStreamState[Any] = ChatCompletionStreamState(
-            input_tools=cast(Any, offered)
-        )
-        seen = False
-        try:
-            stream = _client(base_url).chat.completions.create(**_request(model, offered))
-            for chunk in stream:
-                state.handle_chunk(chunk)
-                seen = True
-            if not seen:
-                return []
-            completion = state.get_final_completion()
-        except openai.LengthFinishReasonError as exc:
-            return _rejected_snapshot(exc.completion, "truncated")
-        except openai.ContentFilterFinishReasonError as exc:
-            return _rejected_snapshot(exc.completion, "filtered")
-        except openai.APIError as exc:
-            if not _in_band(exc):
-                raise
-            snapshot = state.current_completion_snapshot if seen else None
-            return _rejected_snapshot(snapshot, "stream_error")
-        return [
-            call_result(choice.index, index, call.id, call.function.name, call.function.arguments)
-            for choice in completion.choices
-            for index, call in enumerate(choice.message.tool_calls or ())
-        ]
+def _calls(message: Any) -> list[tuple[Any, Any, Any]]:
+    """(id, name, argument text) of each call of an assistant message: its tool calls, then a
+    legacy ``function_call``, which the SDK folds into its own field (it has no id)."""
+    calls = [
+        (call.id, call.function.name, call.function.arguments) for call in message.tool_calls or ()
+    ]
+    if message.function_call is not None:
+        calls.append((None, message.function_call.name, message.function_call.arguments))
+    return calls
 
 
 class OpenAIStreamHelper(HttpAdapter):
-    """``client.chat.completions.stream()``, each call released by its ``done`` event."""
+    """``client.chat.completions.stream()``, then ``stream.get_final_completion()``."""
 
     distributions = ("openai",)
-    declaration = Declaration(observables=AT_CLOSE - {"choices"})
+    declaration = _FOLDED
 
     def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:
-        """The calls as their ``done`` events gave them; the others rejected."""
-        offered = openai_tools(tools)
-        done: dict[int, dict[str, Any]] = {}
-        ending = "interrupted"
-        snapshot: Any = None
-        try:
-            request = _request(model, offered)
-            del request["stream"]
-            with _client(base_url).chat.completions.stream(**request) as stream:
+        """The calls of the final completion, or those the SDK refused, rejected."""
+        folded = False
+        with _client(base_url).chat.completions.stream(**_request(model, tools)) as stream:
+            try:
                 for event in stream:
-                    snapshot = stream.current_completion_snapshot
-                    if event.type == "tool_calls.function.arguments.done":
-                        done[event.index] = call_result(
-                            0,
-                            event.index,
-                            _call_id(snapshot, event.index),
-                            event.name,
-                            event.arguments,
-                        )
+                    folded = folded or event.type == "chunk"
+                completion = stream.get_final_completion()
+            except openai.LengthFinishReasonError as exc:
+                return _refused(exc.completion, "truncated")
+            except openai.ContentFilterFinishReasonError as exc:
+                return _refused(exc.completion, "filtered")
+            except openai.APIError as exc:
+                if not in_band_error(exc):
+                    raise
+                snapshot = stream.current_completion_snapshot if folded else None
+                return _refused(snapshot, "stream_error")
+        return _final_calls(completion)
+
+
+class OpenAIStreamState(HttpAdapter):
+    """``create(stream=True)`` folded by ``ChatCompletionStreamState``."""
+
+    distributions = ("openai",)
+    declaration = _FOLDED
+
+    def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:
+        """The calls of the final completion, or those the SDK refused, rejected."""
+        state: ChatCompletionStreamState[Any] = ChatCompletionStreamState()
+        folded = False
+        try:
+            for chunk in _client(base_url).chat.completions.create(
+                **_request(model, tools), stream=True
+            ):
+                state.handle_chunk(chunk)
+                folded = True
+            completion = state.get_final_completion()
+        except openai.LengthFinishReasonError as exc:
+            return _refused(exc.completion, "truncated")
+        except openai.ContentFilterFinishReasonError as exc:
+            return _refused(exc.completion, "filtered")
         except openai.APIError as exc:
-            if not _in_band(exc):
+            if not in_band_error(exc):
                 raise
-            ending = "stream_error"
-        open_calls = _open_calls(snapshot, done)
-        results = [*done.values()]
-        results += [
-            call_result(
-                0, index, call.id, call.function.name, call.function.arguments, rejected=ending
-            )
-            for index, call in open_calls
-        ]
-        return sorted(results, key=lambda result: result["index"])
+            snapshot = state.current_completion_snapshot if folded else None
+            return _refused(snapshot, "stream_error")
+        return _final_calls(completion)
+
+
+class OpenAIDoneEvents(HttpAdapter):
+    """``client.chat.completions.stream()``, each call run at its ``arguments.done`` event."""
+
+    distributions = ("openai",)
+    declaration = Declaration(observables=frozenset({"arguments_text", "ids"}))
+
+    def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:
+        """The calls whose done event arrived before the stream ended or failed."""
+        done: list[dict[str, Any]] = []
+        with _client(base_url).chat.completions.stream(**_request(model, tools)) as stream:
+            try:
+                for event in stream:
+                    if event.type == "tool_calls.function.arguments.done":
+                        call_id = _call_id(stream.current_completion_snapshot, event.index)
+                        done.append(
+                            call_result(0, event.index, call_id, event.name, event.arguments)
+                        )
+            except openai.APIError as exc:
+                if not in_band_error(exc):
+                    raise
+        return done
 
 
 def _call_id(snapshot: Any, index: int) -> Any:
-    calls = snapshot.choices[0].message.tool_calls if snapshot and snapshot.choices else None
-    return calls[index].id if calls and index < len(calls) else None
+    """The id of the call at ``index`` of the snapshot's first choice: the done event carries
+    none, so the caller reads it there to answer the call."""
+    return snapshot.choices[0].message.tool_calls[index].id
 
 
-def _open_calls(snapshot: Any, done: dict[int, Any]) -> Iterable[tuple[int, Any]]:
-    if snapshot is None or not snapshot.choices:
-        return []
-    calls = snapshot.choices[0].message.tool_calls or ()
-    return [(index, call) for index, call in enumerate(calls) if index not in done]
-
-
-raw = OpenAIRaw()
-"""``http:openai``."""
 stream_helper = OpenAIStreamHelper()
-"""``http:openai-stream-helper``."""
+"""``http:openai``."""
+stream_state = OpenAIStreamState()
+"""``http:openai-state``."""
+done_events = OpenAIDoneEvents()
+"""``http:openai-done-events``."""
