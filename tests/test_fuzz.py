@@ -29,8 +29,9 @@ MUTANT = "py:tests.mutants.releases_when_text_parses:factory"
 
 def test_fuzz_finds_shrinks_and_saves_a_mutant(tmp_path: Path) -> None:
     """Against the mutant that releases a call as soon as its text parses (vercel/ai#13137),
-    the ci profile finds the bug on C4, the shrunk stream has one call, and the saved YAML fails
-    the mutant under ``callstream run`` while the reference passes it."""
+    the ci profile finds the bug (C4, or C3 when the shrunk stream ends cut short), the shrunk
+    stream has one call, and the saved YAML fails the mutant under ``callstream run`` while the
+    reference passes it."""
     result = fuzz(
         load_implementation(MUTANT),
         profile="ci",
@@ -41,7 +42,9 @@ def test_fuzz_finds_shrinks_and_saves_a_mutant(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert result.found is not None
     assert result.regression is not None
-    assert "C4" in {rule for failure in result.found.failures for rule in failure.rules}
+    # Released early, a call shows before its finish (C4) or, when the stream then ends cut
+    # short, as a truncated call run (C3): either way the rule its check proves.
+    assert {"C3", "C4"} & {rule for failure in result.found.failures for rule in failure.rules}
     (scenario,) = load_scenarios([result.regression]).scenarios
     assert len(scenario.spec.calls) == 1
     assert load_report(result.report).results[0]["outcome"] == "failed"  # type: ignore[arg-type]

@@ -586,3 +586,44 @@ def test_a_custom_call_with_a_function_only_option_is_refused_at_its_line(tmp_pa
         f"{path}:6: calls[0].snapshots: snapshots is for function calls: a custom call's input "
         "is text"
     ]
+
+
+def test_a_made_up_id_is_allowed_never_required_and_never_shared() -> None:
+    """V4 lets the lenient profile make up an id (decision D9): handing back none passes; two
+    calls sharing a made-up id, or one borrowing a real id, fail V4."""
+    spec = StreamSpec(TOOLS, (plan(call_id=None), plan(call_id=None, index=1)))
+    expected = expect(spec, render(spec), "lenient")
+    none = [_ready(id=None), _ready(id=None, index=1, choice=0)]
+    assert _judge(expected, _observation(*none), "must") == ()
+    shared = [_ready(id="made_up"), _ready(id="made_up", index=1)]
+    [failure] = _judge(expected, _observation(*shared), "must")
+    assert (failure.check, failure.rules) == ("identity", ("V4",))
+    assert "share id 'made_up'" in failure.message
+
+
+def test_a_numeric_id_may_come_back_as_the_number_the_wire_sent() -> None:
+    """E2's "original call ids" (decision D10): the number itself or its decimal string; any
+    other value still fails."""
+    spec = StreamSpec(TOOLS, (plan(id_policy="numeric"),))
+    expected = expect(spec, render(spec), "lenient")
+    (call,) = expected.calls
+    assert call.id is not None
+    assert _judge(expected, _observation(_ready(id=int(call.id))), "must") == ()
+    assert _judge(expected, _observation(_ready(id=call.id)), "must") == ()
+    [failure] = _judge(expected, _observation(_ready(id=int(call.id) + 1)), "must")
+    assert failure.check == "identity"
+
+
+def test_a_library_without_parsed_arguments_is_judged_by_what_its_text_runs_as() -> None:
+    """Decision D13: where only the text is exposed, a ready call whose text does not decode to
+    the true arguments is unsafe in every kind of scenario; a text that decodes to them is
+    safe even where it is not byte-exact."""
+    spec = StreamSpec(TOOLS, (plan(),))
+    expected = expect(spec, render(spec), "lenient")
+    text_only = frozenset(OBSERVABLES) - {"arguments"}
+    merged = _ready(arguments_text='{"city": "Paris"}{"city": "Rome"}', arguments=None)
+    [failure] = _judge(expected, _observation(merged), "impl-defined", text_only)
+    assert (failure.check, failure.rules) == ("safe_release", ("A2",))
+    assert "does not run as" in failure.message
+    spaced = _ready(arguments_text='{ "city" : "Paris" }', arguments=None)
+    assert _judge(expected, _observation(spaced), "impl-defined", text_only) == ()
