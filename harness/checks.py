@@ -243,7 +243,7 @@ def _runs_as(call: ExpectedCall, text: Any) -> bool:
     if isinstance(call.arguments, str) and call.arguments == call.arguments_text:
         return False  # a custom call runs its text as it is
     if text == "":
-        return call.arguments == {}  # the rules complete a parameterless call so
+        return bool(call.arguments == {})  # the rules complete a parameterless call so
     try:
         value = json.loads(text, parse_int=parse_int)
     except (ValueError, RecursionError):

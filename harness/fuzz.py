@@ -43,7 +43,7 @@ from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
-from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
+from multiprocessing.context import ForkContext, SpawnContext
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -66,6 +66,7 @@ from .checks import CHECKS, Failure
 from .connect import Implementation, load_implementation
 from .errors import HarnessError, UsageError
 from .observe import StreamTimeout
+from .processes import WorkerContext, worker_context
 from .regressions import regression_id, write_regression
 from .render import render
 from .report import ReportWriter, new_run_folder
@@ -718,22 +719,12 @@ class _Beacon:
             self.shared[_BUSY] = 0.0
 
 
-def _context() -> ForkServerContext | SpawnContext:
-    """forkserver where there is one (workers fork from a clean server that has the generators
-    loaded, not from a parent that may run threads), spawn elsewhere."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([__name__])
-        return context
-    return multiprocessing.get_context("spawn")
-
-
 class _Worker:
     """A search process as its supervisor sees it."""
 
     def __init__(
         self,
-        context: ForkServerContext | SpawnContext,
+        context: WorkerContext,
         connectable: str,
         search: _Search,
         scratch: str,
@@ -827,7 +818,7 @@ def _supervise(implementation: Implementation, search: _Search, shown: FuzzProgr
     found stops the others (each ends at its next example) and is the result. A worker whose
     process ends without reporting, or whose stream runs on well past the timeout (killed),
     has its last example replayed in a new worker, alone and isolated, which shrinks it."""
-    context = _context()
+    context = worker_context(__name__)
     stop = context.Event()
     # Past the timeout, a worker's own signal has had its chance; then the process is killed.
     limit = search.timeout + max(2.0, search.timeout)

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import multiprocessing
 import os
 import secrets
 import signal
 import sys
 from collections.abc import Iterator
+from multiprocessing.context import ForkServerContext, SpawnContext
 from pathlib import Path
 
 __all__ = [
@@ -36,7 +38,10 @@ __all__ = [
     "kill_tree",
     "new_scope",
     "reap_children",
+    "worker_context",
 ]
+
+WorkerContext = ForkServerContext | SpawnContext
 
 SCOPE_VARIABLE = "CALLSTREAM_SCOPE"
 """The environment variable that marks a program and everything it starts."""
@@ -159,3 +164,14 @@ def _environ(pid: int) -> bytes:
         return (_PROC / str(pid) / "environ").read_bytes()
     except OSError:
         return b""
+
+
+def worker_context(preload: str) -> WorkerContext:
+    """The way to start worker processes: forkserver where there is one (workers fork from a
+    clean server that has ``preload`` imported, not from a parent that may run threads), spawn
+    elsewhere."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([preload])
+        return context
+    return multiprocessing.get_context("spawn")

@@ -38,7 +38,6 @@ from collections import deque
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from multiprocessing.context import ForkServerContext, SpawnContext
 from pathlib import Path
 from typing import Any, NoReturn, Protocol, TextIO
 
@@ -50,7 +49,7 @@ from .case import OUTCOMES, CaseResult, Outcome, run_case, splittings_of
 from .checks import CHECKS, Failure
 from .connect import Applicability, Declaration, Implementation, load_implementation
 from .errors import HarnessError, UsageError
-from .processes import become_subreaper, kill_group, kill_tree
+from .processes import WorkerContext, become_subreaper, kill_group, kill_tree, worker_context
 from .report import ReportWriter, new_run_folder
 from .scenario import default_corpus, load_scenarios
 from .spec import Scenario, Splitting
@@ -70,7 +69,6 @@ __all__ = [
     "select_scenarios",
 ]
 
-_Context = ForkServerContext | SpawnContext
 _STARTUP_TIMEOUT = 60.0
 """Seconds a fresh worker may take to import and load the implementation."""
 _REAP_TIMEOUT = 5.0
@@ -468,7 +466,7 @@ def _run_cases(
 ) -> Generator[tuple[int, CaseResult], None, None]:
     """Run ``cases`` in up to ``jobs`` workers; yields (case number, verdict) as they finish.
     Closing the generator stops every worker."""
-    context = _context()
+    context = worker_context(__name__)
     queue = deque(cases)
     workers: list[_Worker] = []
     try:
@@ -494,16 +492,6 @@ def _run_cases(
         _stop(workers)
 
 
-def _context() -> _Context:
-    """forkserver where there is one (workers fork from a clean, preloaded server, not from a
-    parent that may run threads), spawn elsewhere."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([__name__])
-        return context
-    return multiprocessing.get_context("spawn")
-
-
 class _Worker:
     """A worker process, the case it runs, and when it must be heard from by.
 
@@ -513,7 +501,7 @@ class _Worker:
     not finish within the timeout is.
     """
 
-    def __init__(self, context: _Context, connectable: str, timeout: float) -> None:
+    def __init__(self, context: WorkerContext, connectable: str, timeout: float) -> None:
         self.connectable = connectable
         self.timeout = timeout
         self.conn, child = context.Pipe()

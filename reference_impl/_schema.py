@@ -215,6 +215,19 @@ def _unevaluated_properties(
             )
 
 
+def _referred(validator: Any, schema: Mapping[str, Any]) -> Iterator[tuple[Any, Any]]:
+    """The validator and schema each ``$ref`` and ``$dynamicRef`` of ``schema`` points to,
+    resolved as jsonschema resolves them (through the validator's resolver)."""
+    for keyword in ("$ref", "$dynamicRef"):
+        ref = schema.get(keyword)
+        if ref is not None:
+            resolved = validator._resolver.lookup(ref)
+            yield (
+                validator.evolve(schema=resolved.contents, _resolver=resolved.resolver),
+                (resolved.contents),
+            )
+
+
 def _evaluated_keys(validator: Any, instance: Mapping[str, Any], schema: Any) -> set[str]:
     """The keys of ``instance`` that ``schema`` evaluates (for unevaluatedProperties), as
     jsonschema computes them (reaching, as it does, the validator's resolver for ``$ref``),
@@ -222,12 +235,8 @@ def _evaluated_keys(validator: Any, instance: Mapping[str, Any], schema: Any) ->
     if not isinstance(schema, Mapping):
         return set()
     keys: set[str] = set()
-    for keyword in ("$ref", "$dynamicRef"):
-        ref = schema.get(keyword)
-        if ref is not None:
-            resolved = validator._resolver.lookup(ref)
-            referred = validator.evolve(schema=resolved.contents, _resolver=resolved.resolver)
-            keys |= _evaluated_keys(referred, instance, resolved.contents)
+    for referred, contents in _referred(validator, schema):
+        keys |= _evaluated_keys(referred, instance, contents)
     properties = schema.get("properties")
     if isinstance(properties, Mapping):
         keys.update(key for key in instance if key in properties)
@@ -281,12 +290,8 @@ def _evaluated_indexes(validator: Any, instance: list[Any], schema: Any) -> set[
     if "items" in schema:
         return set(range(len(instance)))
     indexes: set[int] = set()
-    for keyword in ("$ref", "$dynamicRef"):
-        ref = schema.get(keyword)
-        if ref is not None:
-            resolved = validator._resolver.lookup(ref)
-            referred = validator.evolve(schema=resolved.contents, _resolver=resolved.resolver)
-            indexes |= _evaluated_indexes(referred, instance, resolved.contents)
+    for referred, contents in _referred(validator, schema):
+        indexes |= _evaluated_indexes(referred, instance, contents)
     if "prefixItems" in schema:
         indexes.update(range(len(schema["prefixItems"])))
     if "if" in schema:

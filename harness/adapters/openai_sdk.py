@@ -38,7 +38,7 @@ their text only. Every result comes out when the stream has ended (see ``_http``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -126,22 +126,18 @@ class OpenAIStreamHelper(HttpAdapter):
 
     def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:
         """The calls of the final completion, or those the SDK refused, rejected."""
-        folded = False
         with _client(base_url).chat.completions.stream(**_request(model, tools)) as stream:
-            try:
+            folded = False
+
+            def fold() -> Any:
+                nonlocal folded
                 for event in stream:
                     folded = folded or event.type == "chunk"
-                completion = stream.get_final_completion()
-            except openai.LengthFinishReasonError as exc:
-                return _refused(exc.completion, "truncated")
-            except openai.ContentFilterFinishReasonError as exc:
-                return _refused(exc.completion, "filtered")
-            except openai.APIError as exc:
-                if not in_band_error(exc):
-                    raise
-                snapshot = stream.current_completion_snapshot if folded else None
-                return _refused(snapshot, "stream_error")
-        return _final_calls(completion)
+                return stream.get_final_completion()
+
+            return _final_or_refused(
+                fold, lambda: stream.current_completion_snapshot if folded else None
+            )
 
 
 class OpenAIStreamState(HttpAdapter):
@@ -154,23 +150,36 @@ class OpenAIStreamState(HttpAdapter):
         """The calls of the final completion, or those the SDK refused, rejected."""
         state: ChatCompletionStreamState[Any] = ChatCompletionStreamState()
         folded = False
-        try:
+
+        def fold() -> Any:
+            nonlocal folded
             for chunk in _client(base_url).chat.completions.create(
                 **_request(model, tools), stream=True
             ):
                 state.handle_chunk(chunk)
                 folded = True
-            completion = state.get_final_completion()
-        except openai.LengthFinishReasonError as exc:
-            return _refused(exc.completion, "truncated")
-        except openai.ContentFilterFinishReasonError as exc:
-            return _refused(exc.completion, "filtered")
-        except openai.APIError as exc:
-            if not in_band_error(exc):
-                raise
-            snapshot = state.current_completion_snapshot if folded else None
-            return _refused(snapshot, "stream_error")
-        return _final_calls(completion)
+            return state.get_final_completion()
+
+        return _final_or_refused(
+            fold, lambda: state.current_completion_snapshot if folded else None
+        )
+
+
+def _final_or_refused(fold: Callable[[], Any], snapshot: Callable[[], Any]) -> list[dict[str, Any]]:
+    """The calls of the completion ``fold`` returns; where the SDK refuses it through its
+    documented signals (``LengthFinishReasonError``, ``ContentFilterFinishReasonError``, an
+    in-band ``APIError``), the calls it cut short, rejected (``snapshot``: what was folded)."""
+    try:
+        completion = fold()
+    except openai.LengthFinishReasonError as exc:
+        return _refused(exc.completion, "truncated")
+    except openai.ContentFilterFinishReasonError as exc:
+        return _refused(exc.completion, "filtered")
+    except openai.APIError as exc:
+        if not in_band_error(exc):
+            raise
+        return _refused(snapshot(), "stream_error")
+    return _final_calls(completion)
 
 
 class OpenAIDoneEvents(HttpAdapter):
