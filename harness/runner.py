@@ -69,8 +69,9 @@ __all__ = [
     "select_scenarios",
 ]
 
-_STARTUP_TIMEOUT = 60.0
-"""Seconds a fresh worker may take to import and load the implementation."""
+_STARTUP_TIMEOUT = 120.0
+"""Seconds a fresh worker may take to import and load the implementation (litellm alone takes
+ten on a busy two-core machine; a worker that takes longer is a harness error)."""
 _REAP_TIMEOUT = 5.0
 """Seconds a worker that closed its pipe may take to exit before it is killed."""
 _UNSETTLED: tuple[Outcome, ...] = ("failed", "errored")
