@@ -716,7 +716,10 @@ def _summary(report: Report) -> str:
         "",
         "## Rules",
         "",
-        "| | Rule | Title | Scenarios | "
+        "Each scenario counts once under every rule it cites (*Cite it*) and under any rule a "
+        "failed check of it proves, so a rule may fail in more scenarios than cite it.",
+        "",
+        "| | Rule | Title | Cite it | "
         + " | ".join(_LABEL[state].capitalize() for state in RULE_STATES)
         + " |",
         "|---|---|---|--:|" + "--:|" * len(RULE_STATES),
