@@ -35,7 +35,7 @@ _ROOT = Path(__file__).resolve().parent.parent
 if str(_ROOT) not in sys.path:  # also runnable as ``python bench/bench_assembler.py``
     sys.path.insert(0, str(_ROOT))
 
-from reference_impl import Assembler, CallResult, Finding, Limits, Status, Tool  # noqa: E402
+from callstream.reference import Assembler, CallResult, Finding, Limits, Status, Tool  # noqa: E402
 
 T = TypeVar("T")
 

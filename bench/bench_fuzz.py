@@ -13,7 +13,7 @@ Two measurements, against the reference assembler unless ``--impl`` says otherwi
    drawing the splitting, rendering the stream, deriving the expectations, feeding the
    implementation (the floor of any harness: it has to run the thing under test), and the
    checks; what is left of the wall time is Hypothesis's engine.
-2. **Throughput** of ``harness.fuzz.fuzz`` as ``callstream fuzz --profile ci`` runs it, with one
+2. **Throughput** of ``callstream.fuzz.fuzz`` as ``callstream fuzz --profile ci`` runs it, with one
    worker process and with two (the machine's two cores), in examples per second; the figure
    includes starting the worker processes.
 3. **What isolation costs**: one case (every chunking of its splitting) run in the search
@@ -41,17 +41,16 @@ _ROOT = Path(__file__).resolve().parent.parent
 if str(_ROOT) not in sys.path:  # also runnable as ``python bench/bench_fuzz.py``
     sys.path.insert(0, str(_ROOT))
 
+from callstream import strategies  # noqa: E402
+from callstream.checks import run_checks  # noqa: E402
+from callstream.connect import Implementation, load_implementation  # noqa: E402
+from callstream.fuzz import _InProcess, _Isolated, fuzz  # noqa: E402
+from callstream.observe import observe  # noqa: E402
+from callstream.oracle import expect  # noqa: E402
+from callstream.render import render  # noqa: E402
+from callstream.split import chunkings  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-from harness import strategies  # noqa: E402
-from harness.checks import run_checks  # noqa: E402
-from harness.connect import Implementation, load_implementation  # noqa: E402
-from harness.fuzz import _InProcess, _Isolated, fuzz  # noqa: E402
-from harness.observe import observe  # noqa: E402
-from harness.oracle import expect  # noqa: E402
-from harness.render import render  # noqa: E402
-from harness.split import chunkings  # noqa: E402
 
 STAGES = (
     ("scenario", "drawing the scenario (generators + the oracle's predictability check)"),
@@ -166,7 +165,7 @@ def isolation_cost(implementation: Implementation, examples: int) -> dict[str, A
 def main(argv: list[str] | None = None) -> int:
     """Measure, print a table, optionally write JSON."""
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
-    parser.add_argument("--impl", default="py:harness.implementations:reference")
+    parser.add_argument("--impl", default="py:callstream.implementations:reference")
     parser.add_argument("--examples", type=int, default=600, help="examples per figure")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """callstream's harness: everything that tests an implementation of the assembler contract.
 
 The public API is re-exported here, lazily, so that merely importing ``harness`` (as pytest
-does for the plugin) loads nothing it does not use. ``harness.cli`` is a thin command-line
+does for the plugin) loads nothing it does not use. ``callstream.cli`` is a thin command-line
 layer over these names.
 """
 
@@ -27,6 +27,35 @@ if TYPE_CHECKING:
     from .oracle import PlanError, expect
     from .pipe import CommandFactory, ImplementationError, load_command
     from .probes import Probe, load_probes
+    from .reference import (
+        DIALECTS,
+        PROFILES,
+        QUIRKS,
+        Assembler,
+        AssemblerClosedError,
+        CallKind,
+        CallPreview,
+        CallResult,
+        CallstreamError,
+        ConfigurationError,
+        ExecutionLedger,
+        Finding,
+        Limits,
+        Quirk,
+        Reason,
+        SchemaRefError,
+        ServerSentEvent,
+        SSEDecoder,
+        SSELimitError,
+        Status,
+        Tool,
+        ToolSchemaError,
+        assistant_message,
+        idempotency_key,
+        rejection_message,
+        release_order,
+        tool_message,
+    )
     from .render import render
     from .report import ReportWriter, load_report, render_reports
     from .route_checks import ROUTE_CHECKS, RouteFinding, check_probe
@@ -48,6 +77,33 @@ if TYPE_CHECKING:
     from .tools import load_tools
 
 _WHERE = {
+    "DIALECTS": "reference",
+    "PROFILES": "reference",
+    "QUIRKS": "reference",
+    "Assembler": "reference",
+    "AssemblerClosedError": "reference",
+    "CallKind": "reference",
+    "CallPreview": "reference",
+    "CallResult": "reference",
+    "CallstreamError": "reference",
+    "ConfigurationError": "reference",
+    "ExecutionLedger": "reference",
+    "Finding": "reference",
+    "Limits": "reference",
+    "Quirk": "reference",
+    "Reason": "reference",
+    "SSEDecoder": "reference",
+    "SSELimitError": "reference",
+    "SchemaRefError": "reference",
+    "ServerSentEvent": "reference",
+    "Status": "reference",
+    "Tool": "reference",
+    "ToolSchemaError": "reference",
+    "assistant_message": "reference",
+    "idempotency_key": "reference",
+    "rejection_message": "reference",
+    "release_order": "reference",
+    "tool_message": "reference",
     "load_adapter": "adapters",
     "AssembleRun": "assemble",
     "assemble_stream": "assemble",
@@ -120,24 +176,37 @@ _WHERE = {
 __all__ = [
     "CHECKS",
     "DEFAULT_SPLITTINGS",
+    "DIALECTS",
     "OBSERVABLES",
+    "PROFILES",
+    "QUIRKS",
     "ROUTES",
     "ROUTE_CHECKS",
     "AssembleRun",
+    "Assembler",
+    "AssemblerClosedError",
+    "CallKind",
     "CallPlan",
+    "CallPreview",
+    "CallResult",
+    "CallstreamError",
     "CaseResult",
     "Certificate",
     "Check",
     "CommandFactory",
+    "ConfigurationError",
     "Declaration",
     "Emulator",
     "Ending",
+    "ExecutionLedger",
     "Expected",
     "ExpectedCall",
     "Failure",
+    "Finding",
     "HarnessError",
     "Implementation",
     "ImplementationError",
+    "Limits",
     "LoadResult",
     "Noise",
     "Observation",
@@ -145,26 +214,37 @@ __all__ = [
     "PlanError",
     "Probe",
     "ProviderApp",
+    "Quirk",
+    "Reason",
     "Recording",
     "Reply",
     "ReportWriter",
     "RouteFinding",
     "RunSummary",
+    "SSEDecoder",
+    "SSELimitError",
     "Scenario",
     "ScenarioError",
+    "SchemaRefError",
+    "ServerSentEvent",
     "Splitting",
+    "Status",
     "StreamSpec",
     "StreamTimeout",
     "Target",
+    "Tool",
+    "ToolSchemaError",
     "Transport",
     "UsageError",
     "assemble_stream",
+    "assistant_message",
     "cassette_scenario",
     "certify",
     "check_probe",
     "chunkings",
     "default_corpus",
     "expect",
+    "idempotency_key",
     "lint",
     "load_adapter",
     "load_cassette",
@@ -175,6 +255,8 @@ __all__ = [
     "load_scenarios",
     "load_tools",
     "observe",
+    "rejection_message",
+    "release_order",
     "render",
     "render_matrix",
     "render_reports",
@@ -183,6 +265,7 @@ __all__ = [
     "run_case",
     "run_checks",
     "run_matrix",
+    "tool_message",
     "write_cassette",
     "write_certificate",
 ]
@@ -191,5 +274,5 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
-        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+        raise AttributeError(f"module 'callstream' has no attribute {name!r}")
     return getattr(import_module(f".{module}", __name__), name)

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reference_impl import Assembler, CallResult, Finding, Tool
+from callstream.reference import Assembler, CallResult, Finding, Tool
 
 __all__ = ["READ_SIZE", "AssembleRun", "Release", "assemble_stream"]
 

@@ -106,7 +106,7 @@ def run_case(
     exposed: Collection[str] = tuple(OBSERVABLES),
 ) -> CaseResult:
     """Run every chunking of ``splitting`` until one fails, judging what the implementation
-    ``exposed`` (see ``harness.connect.OBSERVABLES``); the verdict with its repro."""
+    ``exposed`` (see ``callstream.connect.OBSERVABLES``); the verdict with its repro."""
     spec = scenario.spec
     rendered = render(spec)
     expected = expect(spec, rendered, profile)

@@ -2,7 +2,7 @@
 files it is written as.
 
 Theory of operation. A certification runs each probe ``--repeat`` times; each run gives
-:class:`~harness.route_checks.RouteFinding` s. Findings of different runs are the same finding
+:class:`~callstream.route_checks.RouteFinding` s. Findings of different runs are the same finding
 when they agree on probe, answer, check, quirk and title; a finding seen in only some runs of
 its probe is **flaky**: a model is not deterministic, and a check that passes sometimes and
 fails sometimes has not passed. The verdict:

@@ -1,10 +1,10 @@
 """``callstream certify``: certify a live OpenAI-compatible route; ``callstream replay``:
 re-check its cassettes offline.
 
-Theory of operation. :func:`certify` sends each probe (``harness.probes``) ``repeat`` times
+Theory of operation. :func:`certify` sends each probe (``callstream.probes``) ``repeat`` times
 through httpx, streaming, and, for the probes that compare, once more without streaming. Each
 answer is read as it arrives and recorded chunk by chunk with its time
-(:class:`~harness.cassette.Recording`). The route is not trusted, so every answer is bounded
+(:class:`~callstream.cassette.Recording`). The route is not trusted, so every answer is bounded
 (:class:`Limits`) and the clock is ours: the connection must be made and the response start
 within ``timeout`` seconds, a data event must come at least every ``timeout`` seconds
 (keep-alive comments are not progress), and the whole answer, headers included, must end within
@@ -15,10 +15,10 @@ compressed body is never decoded. Each of these ends the answer with a ``how`` t
 into a finding, and the certification goes on. Each answer has a connection of its own, so an
 abandoned one never delays the next. The API key is read by the caller and given here; it goes
 into the ``Authorization`` header and nowhere else: every recording is scrubbed
-(``harness.scrub``) before anything looks at it, so cassettes, certificates, reports and
+(``callstream.scrub``) before anything looks at it, so cassettes, certificates, reports and
 messages are all made from scrubbed data. Each run of a
-probe is judged by ``harness.route_checks`` and the runs become a
-:class:`~harness.certificate.Certificate`. If the route cannot be reached, does not answer a
+probe is judged by ``callstream.route_checks`` and the runs become a
+:class:`~callstream.certificate.Certificate`. If the route cannot be reached, does not answer a
 streamed request at all, or refuses the key (401, 403) or the path (404), the remaining probes
 are not sent: they would only wait for the same.
 
@@ -40,8 +40,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
-
-from reference_impl import SSEDecoder, SSELimitError
+from callstream.reference import SSEDecoder, SSELimitError
 
 from .cassette import (
     SUFFIX,
@@ -123,7 +122,7 @@ def certify(
 ) -> Certificate:
     """Run every probe ``repeat`` times against ``target``, each answer within ``limits``,
     write each answer as a cassette under ``out/cassettes/``, and return the certificate (not
-    yet written: see ``harness.certificate.write_certificate``). ``progress`` is told about
+    yet written: see ``callstream.certificate.write_certificate``). ``progress`` is told about
     each run."""
     if repeat < 1:
         raise UsageError(f"--repeat must be at least 1, not {repeat}")

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-from reference_impl import PROFILES
+from callstream.reference import PROFILES
 
 from .assemble import READ_SIZE, AssembleRun, assemble_stream
 from .connect import load_implementation

@@ -5,10 +5,10 @@ A connectable is a string naming an implementation of the contract in DESIGN.md 
 - ``py:module:factory`` — imported in process. ``factory(tools=[Tool, …], limits=Limits)`` is
   called once per stream and returns an object with ``feed(bytes)`` and ``close()``.
 - ``cmd:PROGRAM ARGS`` — any program speaking the JSON-lines pipe protocol on its stdin and
-  stdout: see ``harness.pipe`` and ``docs/pipe-protocol.md``. ``cmd+validate:…`` also checks
+  stdout: see ``callstream.pipe`` and ``docs/pipe-protocol.md``. ``cmd+validate:…`` also checks
   every message against the protocol's schema. Its declaration comes from its ``start`` answer.
 - ``http:<library>`` — a client library run against the provider emulator: see
-  ``harness.adapters``.
+  ``callstream.adapters``.
 
 An implementation is judged on every rule whose effect it exposes, whatever it intends. It
 declares only what it *exposes* (:data:`OBSERVABLES`), the profile it follows and the dialect
@@ -55,7 +55,7 @@ PROFILES = ("lenient", "strict")
 DIALECTS = ("openai-chat", "openai-responses", "anthropic-messages")
 """The dialects of DESIGN.md an implementation may read."""
 SCENARIO_DIALECT = "openai-chat"
-"""The dialect every scenario is rendered in (the only one ``harness.render`` speaks)."""
+"""The dialect every scenario is rendered in (the only one ``callstream.render`` speaks)."""
 
 OBSERVABLES: dict[str, str] = {
     "incremental": "feed() may release a result before close(), so release timing is observable",

@@ -6,14 +6,14 @@ Theory of operation. :class:`ProviderApp` is a bare ASGI application with two ro
 request's ``model`` picks the answer:
 
 - ``scenario:<id>`` streams a corpus scenario's SSE bytes whole; ``scenario:<id>@<splitting>``
-  cuts them first (``bytes``, ``random-3``, ``at-5,9``: see ``harness.split``). With
+  cuts them first (``bytes``, ``random-3``, ``at-5,9``: see ``callstream.split``). With
   ``stream: false`` the answer is a ``chat.completion`` assembled from the scenario's plan.
 - a name returned by :meth:`ProviderApp.register` plays a :class:`Reply`: raw chunks, a pause
   before each, a status, a content type, an optional non-streaming body, and how long the
   connection stays open after the last chunk (a route that never finishes), optionally with
   keep-alive comments meanwhile.
 - ``route:<name>`` (and any other model, when the app was given a default ``route``) is
-  answered by an emulated route of ``harness.routes``: a fake model that reads the request's
+  answered by an emulated route of ``callstream.routes``: a fake model that reads the request's
   tools and options and answers as that kind of route does, quirks included. The route is
   handed the credentials the request carried (credential headers, a bearer token, key-like
   query parameters), which only a hostile route (``echoes-key``) uses.

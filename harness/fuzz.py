@@ -1,6 +1,6 @@
 """``callstream fuzz``: generated streams against an implementation, shrunk finds kept as YAML.
 
-The generators (``harness.strategies``) draw a Scenario and a splitting; the same oracle, checks
+The generators (``callstream.strategies``) draw a Scenario and a splitting; the same oracle, checks
 and case runner as ``callstream run`` judge it. Hypothesis shrinks a failure to a minimal
 scenario, which is written out under ``scenarios/regressions/`` (the example database is a
 cache, not a corpus), with the same reports as ``run``.
@@ -332,8 +332,8 @@ def _minimise(
 
 
 _REFERENCES = {
-    "lenient": "py:harness.implementations:reference",
-    "strict": "py:harness.implementations:reference_strict",
+    "lenient": "py:callstream.implementations:reference",
+    "strict": "py:callstream.implementations:reference_strict",
 }
 
 

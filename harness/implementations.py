@@ -1,7 +1,7 @@
 """The reference assembler as connectables, one per profile.
 
-``py:harness.implementations:reference`` (lenient, the default of ``callstream run``) and
-``py:harness.implementations:reference_strict``. The harness treats them like any other
+``py:callstream.implementations:reference`` (lenient, the default of ``callstream run``) and
+``py:callstream.implementations:reference_strict``. The harness treats them like any other
 implementation: it loads them by name and knows only what their ``CALLSTREAM`` declarations say.
 """
 
@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reference_impl import Assembler, Limits, Tool
+from callstream.reference import Assembler, Limits, Tool
 
 __all__ = ["DEFAULT", "ReferenceFactory", "reference", "reference_strict"]
 
-DEFAULT = "py:harness.implementations:reference"
+DEFAULT = "py:callstream.implementations:reference"
 """The connectable ``callstream run`` tests when given no ``--impl``."""
 
 

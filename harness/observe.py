@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reference_impl import Limits, Tool
+from callstream.reference import Limits, Tool
 
 __all__ = ["Observation", "Observed", "Release", "StreamTimeout", "observe"]
 

@@ -2,8 +2,9 @@
 
 It never asks the reference assembler. It knows the true calls (their exact text), how they were
 sent and how the stream ends, and applies REQUIREMENTS.md (the table "How a stream ends decides
-what its calls become", V1–V5) and the profiles of research/wire_formats.md §8 as tabulated in
-``reference_impl.QUIRKS`` (which quirks the strict profile rejects, which both profiles record).
+what its calls become", V1–V5) and the profiles of research/wire_formats.md §8 as tabulated
+in ``callstream.reference.QUIRKS`` (which quirks the strict profile rejects, which both
+profiles record).
 
 Custom calls complete like function calls, but their input is never parsed: it is checked
 against the tool's format with Python's ``re`` (a regex) or not at all (text; a lark grammar,
@@ -19,8 +20,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from reference_impl import QUIRKS, Tool
-from reference_impl._validate import parse_int, schema_problem, validator_for
+from callstream.reference import QUIRKS, Tool
+from callstream.reference._validate import parse_int, schema_problem, validator_for
 
 from .render import Rendered
 from .spec import CallPlan, Expected, ExpectedCall, StreamSpec

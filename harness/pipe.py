@@ -25,7 +25,7 @@ process, started on first use and reused stream after stream; each stream is one
 ``feed`` per chunk and a ``close``, so what a chunk releases stays observable. Every read and
 write waits in ``poll`` with a deadline, so a program that stops answering never blocks the
 harness: after ``timeout`` seconds it is killed and the stream fails as hung
-(:class:`~harness.observe.StreamTimeout`, check ``no_hang``). A program that exits, or writes
+(:class:`~callstream.observe.StreamTimeout`, check ``no_hang``). A program that exits, or writes
 a line that is not the answer asked for, fails its stream with an error that quotes the line
 and ends with the tail of its stderr (drained by a thread into a bounded buffer); it is killed
 and the next stream starts a fresh one. The program runs in its own process group (a
@@ -34,7 +34,7 @@ terminal's ^C is the harness's to handle) and, on Linux, dies with the thread th
 exit a process stops the programs it started. Whenever a program ends, whether it was stopped,
 killed or exited by itself, what it started ends too: its process group, and on Linux every
 process carrying its scope mark, daemons that left the group included
-(``harness.processes``).
+(``callstream.processes``).
 
 ``cmd+validate:PROGRAM`` (what ``--validate-protocol`` asks for) also checks every message,
 both ways, against the schema, to help people writing an adapter.
@@ -64,12 +64,11 @@ from functools import cache
 from importlib import resources
 from typing import IO, Any, NoReturn
 
+from callstream.reference import Limits, Tool
+from callstream.reference._validate import _outside_strings  # the one JSON string scanner
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
-
-from reference_impl import Limits, Tool
-from reference_impl._validate import _outside_strings  # the one JSON string scanner
 
 from .connect import SCENARIO_DIALECT, Declaration, Implementation, declaration_from
 from .errors import HarnessError, UsageError
@@ -111,7 +110,7 @@ _KINDS = {"cmd": False, "cmd+validate": True}
 
 class ImplementationError(Exception):
     """The program behind a ``cmd:`` connectable failed on a stream. Raised inside ``feed()``,
-    ``close()`` or the factory, so :func:`~harness.observe.observe` records it as the
+    ``close()`` or the factory, so :func:`~callstream.observe.observe` records it as the
     implementation's failure, never the harness's::
 
         ImplementationError            the program failed
@@ -305,7 +304,7 @@ class PipeStream:
 @cache
 def pipe_schema() -> dict[str, Any]:
     """The protocol's JSON Schema (``harness/schemas/pipe.schema.json``)."""
-    text = resources.files("harness").joinpath("schemas/pipe.schema.json").read_text("utf-8")
+    text = resources.files(__package__).joinpath("schemas/pipe.schema.json").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 

@@ -2,7 +2,7 @@
 
 Each case (scenario × the declared profile × splitting, as ``callstream run`` plans them) is
 one item, ``callstream::oc-some-id[lenient-bytes]``, run in process with
-:func:`~harness.case.run_case`. A failure shows the failed checks and the repro; a case the
+:func:`~callstream.case.run_case`. A failure shows the failed checks and the repro; a case the
 implementation cannot run is skipped, saying why ("not applicable": another profile;
 "unsupported": several choices where it declares one). Items are collected in corpus order in
 every process, so ``-n auto`` (pytest-xdist) works; pytest's own ``-k`` also matches a

@@ -3,7 +3,7 @@
 Hypothesis's example database is a cache, not a corpus: upgrades may drop its entries and a
 ``@reproduce_failure`` blob is tied to one version. So a shrunk find is written as a scenario
 file under ``scenarios/regressions/``, which ``callstream run`` reproduces with no Hypothesis at
-all. The file is written for ``harness.scenario`` to load back into an equal Scenario: tools
+all. The file is written for ``callstream.scenario`` to load back into an equal Scenario: tools
 inline with their full parameters (generated tools are not in the catalogue), each call's
 fragments listed exactly, every knob that is not at its default, the splittings exactly. What
 the format cannot hold is refused with ValueError rather than written approximately.
@@ -27,9 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from callstream.reference import Tool
 from jsonschema import Draft202012Validator
-
-from reference_impl import Tool
 
 from .scenario import load_scenarios, scenario_schema
 from .spec import CallPlan, Expected, ExpectedCall, Scenario, Splitting, StreamSpec

@@ -27,8 +27,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reference_impl import QUIRKS, Assembler, CallResult, Reason, SSEDecoder, SSELimitError
-from reference_impl._validate import closing_brackets
+from callstream.reference import QUIRKS, Assembler, CallResult, Reason, SSEDecoder, SSELimitError
+from callstream.reference._validate import closing_brackets
 
 from .case import _lines as _line_spans
 from .cassette import Recording

@@ -51,7 +51,7 @@ OPENAI_CHAT_QUIRKS: tuple[str, ...] = (
     *(f"C{n}" for n in range(1, 35)),
 )
 """§7's T1–T12 and C1–C33, and C34 (two distinct calls of one choice share an id), which the
-reference's quirk table adds with its sources (``reference_impl._quirks``)."""
+reference's quirk table adds with its sources (``callstream.reference._quirks``)."""
 
 
 def rule_group(rule: str) -> str:

@@ -5,7 +5,7 @@ declared profile × splitting) in corpus order. A case the implementation cannot
 profile or dialect: ``not_applicable``; several choices where it declares one: ``unsupported``)
 is settled at once. The others go to ``jobs`` worker processes; each loads the
 implementation itself from its connectable, then runs one case at a time with
-:func:`~harness.case.run_case` and sends the verdict back. The parent owns the clock: a worker
+:func:`~callstream.case.run_case` and sends the verdict back. The parent owns the clock: a worker
 whose case makes no progress for ``timeout`` seconds (one stream, one chunking of the case,
 does not finish) is killed and its case fails ``no_hang``; a worker that dies fails its case
 ``no_crash``. Either way a fresh worker takes its place and the run goes on. Verdicts arrive in
@@ -18,10 +18,10 @@ a child subreaper, and below it the process that serves cases. Whatever the impl
 starts stays in the keeper's tree, daemons that fork twice and call ``setsid`` included; when
 the serving process ends, however it ends, the keeper kills that whole tree and ends the same
 way. A worker the parent must kill (a hang, a stop) is killed with its tree, frozen first so
-nothing forks its way out. Elsewhere the process group is killed. See ``harness.processes``.
+nothing forks its way out. Elsewhere the process group is killed. See ``callstream.processes``.
 
 What the implementation does wrong is a result. Only the harness's own trouble (a worker that
-cannot load the implementation, or cannot start) raises :class:`~harness.errors.HarnessError`.
+cannot load the implementation, or cannot start) raises :class:`~callstream.errors.HarnessError`.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def select_scenarios(scenarios: Sequence[Scenario], expression: str) -> list[Sce
 
 
 class ReportSink(Protocol):
-    """Where a run writes its report lines (:class:`harness.report.ReportWriter`)."""
+    """Where a run writes its report lines (:class:`callstream.report.ReportWriter`)."""
 
     def header(self, fields: Mapping[str, Any]) -> None:
         """The first line: what runs, on what (the writer adds times, versions, platform)."""

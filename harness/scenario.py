@@ -2,7 +2,7 @@
 
 A file holds one scenario mapping or ``{scenarios: [...]}``. Each file is parsed with the line of
 every node kept, validated against ``schemas/scenario.schema.json`` (the format's source of
-truth, which editors use too), then built into the values of ``harness.spec``. Each stream is
+truth, which editors use too), then built into the values of ``callstream.spec``. Each stream is
 then rendered and given to the oracle under each of its profiles, so a plan the oracle cannot
 predict is refused here, with the scenario's line, rather than in the middle of a run.
 
@@ -26,12 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from callstream.reference import Limits, Tool, ToolSchemaError
+from callstream.reference._custom import input_format
+from callstream.reference._validate import validator_for
 from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
-
-from reference_impl import Limits, Tool, ToolSchemaError
-from reference_impl._custom import input_format
-from reference_impl._validate import validator_for
 
 from .cassette import NotAStream, cassette_scenario, is_cassette
 from .errors import UsageError
@@ -103,18 +102,15 @@ class LoadResult:
 @cache
 def scenario_schema() -> dict[str, Any]:
     """The scenario file format: a Draft 2020-12 JSON Schema shipped with the package."""
-    text = resources.files("harness").joinpath("schemas/scenario.schema.json").read_text("utf-8")
+    text = resources.files(__package__).joinpath("schemas/scenario.schema.json").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 
 
 def corpus_root() -> Path:
-    """The ``scenarios/`` folder of the checkout: next to the package (a checkout or an editable
-    install), else in the working directory. Raises UsageError when there is none."""
-    for base in (Path(__file__).resolve().parent.parent, Path.cwd()):
-        if (base / "scenarios").is_dir():
-            return _shown(base / "scenarios")
-    raise UsageError("cannot find the scenarios/ folder: run from a checkout, or name the files")
+    """The built-in corpus: the package data ``callstream.scenarios`` (in a checkout, its
+    ``scenarios/`` folder), wherever callstream is installed."""
+    return _shown(Path(str(resources.files("callstream.scenarios"))))
 
 
 def default_corpus(root: Path | None = None) -> list[Path]:
@@ -128,7 +124,7 @@ def load_scenarios(paths: Iterable[Path], catalogue: Path | None = None) -> Load
     """Load scenario files (a folder stands for every ``*.yaml``/``*.yml`` under it, and every
     streamed cassette, ``*.cassette.jsonl``), naming tools from ``catalogue`` (default:
     ``scenarios/tools.yaml`` of the checkout). A cassette becomes a literal scenario
-    (``harness.cassette.cassette_scenario``). An id used twice is a problem of its second use,
+    (``callstream.cassette.cassette_scenario``). An id used twice is a problem of its second use,
     which is left out."""
     paths = list(paths)
     files = _expand(paths)

@@ -1,6 +1,6 @@
 """StreamSpec: what a stream means, and how it is torn apart on the wire.
 
-One model for both front-ends: YAML scenarios (``harness.scenario``) and Hypothesis strategies
+One model for both front-ends: YAML scenarios (``callstream.scenario``) and Hypothesis strategies
 build StreamSpecs; the renderer, the oracle, the checks and the reports take it from there. A
 spec is a *plan*: the true calls with their exact argument text and fragments, how their
 metadata travels, the interleaving, the noise around them, how the stream ends, and the
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reference_impl import CallKind, Limits, Tool
+from callstream.reference import CallKind, Limits, Tool
 
 __all__ = [
     "CallPlan",

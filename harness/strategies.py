@@ -36,12 +36,11 @@ from functools import cache
 from itertools import pairwise
 from typing import Any, Literal
 
+from callstream.reference import Limits, Tool
 from hypothesis import currently_in_test_context, event, reject, target
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from jsonschema import Draft202012Validator
-
-from reference_impl import Limits, Tool
 
 from .oracle import PROFILES, PlanError, expect
 from .render import render
@@ -1633,5 +1632,5 @@ def cases(
     lone_surrogates: bool = True,
 ) -> st.SearchStrategy[tuple[Scenario, Splitting]]:
     """A scenario (``scenarios``) and a splitting of its own rendered bytes (``splittings``),
-    ready for ``harness.run_case``."""
+    ready for ``callstream.run_case``."""
     return _cases(None if tools is None else tuple(tools), max_calls, max_choices, lone_surrogates)

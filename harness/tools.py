@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from reference_impl import Tool, ToolSchemaError
-from reference_impl._custom import input_format
-from reference_impl._validate import _outside_strings, validator_for
+from callstream.reference import Tool, ToolSchemaError
+from callstream.reference._custom import input_format
+from callstream.reference._validate import _outside_strings, validator_for
 
 from .errors import UsageError
 

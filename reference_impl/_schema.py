@@ -6,10 +6,10 @@ time or memory out of proportion to the arguments:
 
 - ``$ref`` and ``$dynamicRef`` resolve only inside the schema itself (a registry with no
   retrieval). A reference to anything else, ``http://``, ``https://``, ``file://`` or a relative
-  file, is a :class:`~reference_impl.SchemaRefError` when the tool is given, never a fetch.
+  file, is a :class:`~callstream.reference.SchemaRefError` when the tool is given, never a fetch.
 - ``pattern`` and ``patternProperties`` run on RE2, whose matching time is linear in the text.
   A pattern RE2 cannot run (lookaround, backreferences, a repetition past 1000) is a
-  :class:`~reference_impl.ToolSchemaError` when the tool is given: a call is never released
+  :class:`~callstream.reference.ToolSchemaError` when the tool is given: a call is never released
   as ready with a pattern left unchecked.
 - ``uniqueItems`` sorts instead of comparing every pair, ``unevaluatedItems`` and
   ``unevaluatedProperties`` look up sets instead of lists, and ``multipleOf`` never overflows.

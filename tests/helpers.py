@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from reference_impl import Assembler, CallResult, Finding, Tool
+from callstream.reference import Assembler, CallResult, Finding, Tool
 
 WEATHER = Tool(
     "get_weather",

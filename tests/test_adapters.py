@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from callstream.adapters import ADAPTERS, Adapter, installed, load_adapter
+from callstream.adapters._http import shared_emulator
+from callstream.connect import OBSERVABLES, load_implementation
+from callstream.errors import UsageError
+from callstream.reference import Limits, Tool
+from callstream.runner import expand
+from callstream.spec import CallPlan, Scenario, StreamSpec
 
-from harness.adapters import ADAPTERS, Adapter, installed, load_adapter
-from harness.adapters._http import shared_emulator
-from harness.connect import OBSERVABLES, load_implementation
-from harness.errors import UsageError
-from harness.runner import expand
-from harness.spec import CallPlan, Scenario, StreamSpec
-from reference_impl import Limits, Tool
 from tests.helpers import NOW, STOCK, TOOLS, args, chunk, header, sse
 
 ALL = list(ADAPTERS)
@@ -315,7 +315,7 @@ def test_an_unknown_or_uninstalled_adapter_is_a_usage_error(
     monkeypatch.setitem(
         ADAPTERS,
         "missing",
-        Adapter("harness.adapters.openai_sdk", "stream_helper", "no_such_lib", "x"),
+        Adapter("callstream.adapters.openai_sdk", "stream_helper", "no_such_lib", "x"),
     )
     with pytest.raises(UsageError, match=r"pip install 'callstream\[x\]'"):
         load_implementation("http:missing")

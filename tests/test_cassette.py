@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from harness.cassette import (
+from callstream.cassette import (
     Chunk,
     Ended,
     RecordedRequest,
@@ -19,9 +18,10 @@ from harness.cassette import (
     load_cassette,
     write_cassette,
 )
-from harness.cli import main
-from harness.errors import UsageError
-from harness.scrub import Scrubber
+from callstream.cli import main
+from callstream.errors import UsageError
+from callstream.scrub import Scrubber
+
 from tests.helpers import args, chunk, header
 
 TOOLS = [

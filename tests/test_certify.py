@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from harness.cassette import load_cassette
-from harness.cli import main
-from harness.emulator import Emulator
+from callstream.cassette import load_cassette
+from callstream.cli import main
+from callstream.emulator import Emulator
 
 ROOT = Path(__file__).parent.parent
 PROBES = [
@@ -490,7 +489,7 @@ def test_a_user_serves_a_route_and_certifies_it_from_two_shells(tmp_path: Path) 
     """``callstream serve --route vllm`` in one process, ``callstream certify`` in another:
     the verdict, the findings printed, the certificate written, exit code 1."""
     server = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "serve", "--route", "vllm", "--port", "0"],
+        [sys.executable, "-m", "callstream.cli", "serve", "--route", "vllm", "--port", "0"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -505,7 +504,7 @@ def test_a_user_serves_a_route_and_certifies_it_from_two_shells(tmp_path: Path) 
             [
                 sys.executable,
                 "-m",
-                "harness.cli",
+                "callstream.cli",
                 "certify",
                 "--base-url",
                 base,

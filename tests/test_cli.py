@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from harness.cli import main
+from callstream.cli import main
 
 RECORDINGS = Path(__file__).parent.parent / "scenarios" / "recordings" / "openai-chat"
 TOOLS = str(RECORDINGS / "tools.json")
@@ -157,9 +156,9 @@ def test_unknown_tool_is_rejected_when_tools_are_given(
 
 
 def test_module_entry_point_runs() -> None:
-    """``python -m harness.cli`` works as the console script does."""
+    """``python -m callstream.cli`` works as the console script does."""
     done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "assemble", PARALLEL, "--format", "text"],
+        [sys.executable, "-m", "callstream.cli", "assemble", PARALLEL, "--format", "text"],
         capture_output=True,
         text=True,
         check=False,

@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-
-from harness.connect import OBSERVABLES, Declaration, load_implementation
-from harness.errors import UsageError
-from harness.implementations import DEFAULT, reference
-from harness.spec import Scenario, StreamSpec
-from reference_impl import Assembler, Limits, Tool
+from callstream.connect import OBSERVABLES, Declaration, load_implementation
+from callstream.errors import UsageError
+from callstream.implementations import DEFAULT, reference
+from callstream.reference import Assembler, Limits, Tool
+from callstream.spec import Scenario, StreamSpec
 
 WEATHER = Tool("get_weather", {"type": "object"})
 
@@ -37,7 +36,7 @@ def test_the_default_is_the_lenient_reference_exposing_everything() -> None:
     """``callstream run`` with no --impl tests the reference under the lenient profile."""
     implementation = load_implementation(DEFAULT)
     assert implementation.connectable == DEFAULT
-    assert implementation.name == "harness.implementations:reference"
+    assert implementation.name == "callstream.implementations:reference"
     assert implementation.factory is reference
     assert implementation.declaration == Declaration("lenient", "openai-chat")
     assert implementation.declaration.observables == frozenset(OBSERVABLES)
@@ -46,7 +45,7 @@ def test_the_default_is_the_lenient_reference_exposing_everything() -> None:
 
 def test_the_strict_reference_declares_the_strict_profile() -> None:
     """``reference_strict`` builds strict assemblers and says so."""
-    implementation = load_implementation("py:harness.implementations:reference_strict")
+    implementation = load_implementation("py:callstream.implementations:reference_strict")
     assert implementation.declaration.profile == "strict"
     assert implementation.factory(tools=[], limits=Limits()).profile == "strict"
 
@@ -98,9 +97,12 @@ def test_a_dotted_attribute_reaches_a_factory_inside_the_module(module: Any) -> 
         ("py:harness", "a py: connectable is py:module:factory"),
         ("py::factory", "a py: connectable is py:module:factory"),
         ("py:no_such_module_anywhere:factory", "no module named no_such_module_anywhere"),
-        ("py:harness.no_such:factory", "no module named harness.no_such"),
-        ("py:harness.implementations:nothing", "module harness.implementations has no attribute"),
-        ("py:harness.implementations:DEFAULT", "is a str, not a factory"),
+        ("py:callstream.no_such:factory", "no module named callstream.no_such"),
+        (
+            "py:callstream.implementations:nothing",
+            "module callstream.implementations has no attribute",
+        ),
+        ("py:callstream.implementations:DEFAULT", "is a str, not a factory"),
     ],
 )
 def test_a_bad_connectable_is_a_usage_error_naming_the_problem(spec: str, says: str) -> None:

@@ -6,8 +6,7 @@ import dataclasses
 from typing import Any
 
 import pytest
-
-from reference_impl import (
+from callstream.reference import (
     Assembler,
     CallResult,
     ExecutionLedger,
@@ -20,6 +19,7 @@ from reference_impl import (
     release_order,
     tool_message,
 )
+
 from tests.helpers import (
     args,
     assemble,

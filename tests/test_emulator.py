@@ -13,11 +13,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from callstream.emulator import Emulator, completion_of
+from callstream.render import render
+from callstream.spec import CallPlan, Scenario, StreamSpec
+from callstream.split import parse_splitting
 
-from harness.emulator import Emulator, completion_of
-from harness.render import render
-from harness.spec import CallPlan, Scenario, StreamSpec
-from harness.split import parse_splitting
 from tests.helpers import WEATHER, args, chunk, header, sse
 
 ROOT = Path(__file__).parent.parent
@@ -206,7 +206,7 @@ def test_a_route_that_never_finishes_keeps_the_connection_open() -> None:
 def test_callstream_serve_answers_until_stopped(tmp_path: Path) -> None:
     """``callstream serve`` prints where it listens and serves the corpus scenarios."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "serve", "--port", "0"],
+        [sys.executable, "-m", "callstream.cli", "serve", "--port", "0"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,

@@ -9,20 +9,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import callstream.reference
 import pytest
-
-import reference_impl
-from harness import strategies
-from harness.case import run_case
-from harness.cli import main
-from harness.connect import load_implementation
-from harness.fuzz import database_for, fuzz, minimise, settings_for
-from harness.regressions import write_regression
-from harness.render import render
-from harness.report import load_report
-from harness.scenario import load_scenarios
-from harness.spec import CallPlan, Splitting, StreamSpec
-from reference_impl import Limits, Tool
+from callstream import strategies
+from callstream.case import run_case
+from callstream.cli import main
+from callstream.connect import load_implementation
+from callstream.fuzz import database_for, fuzz, minimise, settings_for
+from callstream.reference import Limits, Tool
+from callstream.regressions import write_regression
+from callstream.render import render
+from callstream.report import load_report
+from callstream.scenario import load_scenarios
+from callstream.spec import CallPlan, Splitting, StreamSpec
 
 MUTANT = "py:tests.mutants.releases_when_text_parses:factory"
 
@@ -56,7 +55,7 @@ def test_fuzz_finds_shrinks_and_saves_a_mutant(tmp_path: Path) -> None:
 def test_fuzz_finds_nothing_in_the_reference(tmp_path: Path) -> None:
     """A bounded fuzz of the reference passes and saves nothing."""
     result = fuzz(
-        load_implementation("py:harness.implementations:reference"),
+        load_implementation("py:callstream.implementations:reference"),
         profile="ci",
         max_examples=40,
         save_regressions=tmp_path / "regressions",
@@ -172,7 +171,7 @@ def test_a_duration_ends_the_search(tmp_path: Path, capsys: pytest.CaptureFixtur
     no "reproduce with @seed" line for a search that was merely stopped."""
     for run in range(8):
         result = fuzz(
-            load_implementation("py:harness.implementations:reference"),
+            load_implementation("py:callstream.implementations:reference"),
             profile="nightly",
             duration=0.5,
             database=str(tmp_path / "db"),
@@ -198,7 +197,7 @@ class _Sleeps:
 
 def hangs_with_two_tools(*, tools: Sequence[Tool], limits: Limits) -> Any:
     """Never returns from ``feed()`` when the request offers two tools or more."""
-    return _Sleeps() if len(tools) >= 2 else reference_impl.Assembler(tools, limits=limits)
+    return _Sleeps() if len(tools) >= 2 else callstream.reference.Assembler(tools, limits=limits)
 
 
 def test_a_hanging_implementation_fails_no_hang_and_is_shrunk(tmp_path: Path) -> None:

@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from harness.cli import main
-from harness.lint import coverage, lint
-from harness.rules import NOT_CERTIFIABLE, OPENAI_CHAT_QUIRKS, RULES
-from harness.scenario import load_scenarios
+from callstream.cli import main
+from callstream.lint import coverage, lint
+from callstream.rules import NOT_CERTIFIABLE, OPENAI_CHAT_QUIRKS, RULES
+from callstream.scenario import load_scenarios
 
 COVERABLE = [rule for rule in RULES if rule not in NOT_CERTIFIABLE]
 CATALOGUE = Path(__file__).resolve().parent.parent / "scenarios" / "tools.yaml"
@@ -117,7 +116,7 @@ def test_lint_without_paths_lints_the_corpus(
     write(root / "regressions", "r.yaml", scenario("two", COVERABLE[1:], OPENAI_CHAT_QUIRKS))
     write(root / "recordings", "x.yaml", scenario("Not-Read", ["A2"]))
     monkeypatch.chdir(tmp_path)
-    for module in ("harness.scenario", "harness.lint"):
+    for module in ("callstream.scenario", "callstream.lint"):
         monkeypatch.setattr(f"{module}.corpus_root", lambda: Path("scenarios"))
     assert main(["lint"]) == 2
     assert capsys.readouterr().out.splitlines() == [

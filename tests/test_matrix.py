@@ -9,14 +9,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from callstream.case import CaseResult
+from callstream.checks import Failure
+from callstream.cli import main
+from callstream.errors import UsageError
+from callstream.matrix import MATRIX_SPLITTINGS, render_matrix, with_splittings
+from callstream.report import ReportWriter
+from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
 
-from harness.case import CaseResult
-from harness.checks import Failure
-from harness.cli import main
-from harness.errors import UsageError
-from harness.matrix import MATRIX_SPLITTINGS, render_matrix, with_splittings
-from harness.report import ReportWriter
-from harness.spec import CallPlan, Scenario, Splitting, StreamSpec
 from tests.helpers import NOW
 
 PICKED = "oc-q-id-repeated-every-delta,oc-a-openai-single-call-fragmented"

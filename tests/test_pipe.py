@@ -13,19 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from callstream.case import CaseResult
+from callstream.checks import run_checks
+from callstream.cli import main
+from callstream.connect import OBSERVABLES, Declaration, load_implementation
+from callstream.errors import UsageError
+from callstream.observe import observe
+from callstream.pipe import CommandFactory, pipe_schema, protocol_problem, with_protocol_validation
+from callstream.reference import Assembler, Limits, Tool
+from callstream.render import render
+from callstream.runner import RunSummary, run
+from callstream.scenario import default_corpus, load_scenarios
+from callstream.spec import Expected, Scenario, Splitting
 
-from harness.case import CaseResult
-from harness.checks import run_checks
-from harness.cli import main
-from harness.connect import OBSERVABLES, Declaration, load_implementation
-from harness.errors import UsageError
-from harness.observe import observe
-from harness.pipe import CommandFactory, pipe_schema, protocol_problem, with_protocol_validation
-from harness.render import render
-from harness.runner import RunSummary, run
-from harness.scenario import default_corpus, load_scenarios
-from harness.spec import Expected, Scenario, Splitting
-from reference_impl import Assembler, Limits, Tool
 from tests.fauxmplementations import TRIGGER
 from tests.helpers import WEATHER, args, chunk, header, sse
 
@@ -350,7 +350,7 @@ def test_validate_protocol_catches_an_answer_the_schema_rejects(
 
 def test_validate_protocol_is_for_cmd_connectables_only(capsys: pytest.CaptureFixture[str]) -> None:
     """A py: implementation has no pipe to check: a usage error."""
-    code = main(["run", "--impl", "py:harness.implementations:reference", "--validate-protocol"])
+    code = main(["run", "--impl", "py:callstream.implementations:reference", "--validate-protocol"])
     assert code == 2
     assert "--validate-protocol checks the pipe protocol of cmd: connectables" in (
         capsys.readouterr().err

@@ -9,19 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from harness.case import format_repro, run_case
-from harness.checks import Failure, run_checks
-from harness.connect import OBSERVABLES
-from harness.errors import UsageError
-from harness.observe import Observation, Observed, Release, observe
-from harness.oracle import PlanError, expect
-from harness.render import render
-from harness.scenario import load_scenarios
-from harness.spec import CallPlan, Ending, Noise, Scenario, Splitting, StreamSpec, Transport
-from harness.split import DEFAULT_SPLITTINGS, chunkings, cut
-from harness.tools import parse_tools
-from reference_impl import Assembler, Limits, Tool
+from callstream.case import format_repro, run_case
+from callstream.checks import Failure, run_checks
+from callstream.connect import OBSERVABLES
+from callstream.errors import UsageError
+from callstream.observe import Observation, Observed, Release, observe
+from callstream.oracle import PlanError, expect
+from callstream.reference import Assembler, Limits, Tool
+from callstream.render import render
+from callstream.scenario import load_scenarios
+from callstream.spec import CallPlan, Ending, Noise, Scenario, Splitting, StreamSpec, Transport
+from callstream.split import DEFAULT_SPLITTINGS, chunkings, cut
+from callstream.tools import parse_tools
 
 WEATHER = Tool(
     "get_weather",

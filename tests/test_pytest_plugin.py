@@ -6,8 +6,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-
-from harness.implementations import DEFAULT
+from callstream.implementations import DEFAULT
 
 pytest_plugins = ["pytester"]
 
@@ -34,7 +33,7 @@ def corpus(pytester: pytest.Pytester, impl: str, *args: str) -> pytest.RunResult
 def test_the_plugin_is_installed_as_a_pytest11_entry_point() -> None:
     """pytest finds the plugin without any -p or conftest."""
     plugins = {ep.name: ep.value for ep in entry_points(group="pytest11")}
-    assert plugins.get("callstream") == "harness.pytest_plugin"
+    assert plugins.get("callstream") == "callstream.pytest_plugin"
 
 
 def test_one_item_per_case_in_corpus_order(pytester: pytest.Pytester) -> None:

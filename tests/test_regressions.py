@@ -11,17 +11,15 @@ from typing import Any, Literal
 
 import pytest
 import yaml
-from hypothesis import given
-from hypothesis import strategies as st
-
-from harness.case import CaseResult, run_case
-from harness.cli import main
-from harness.implementations import reference, reference_strict
-from harness.oracle import expect
-from harness.regressions import regression_id, scenario_to_yaml, write_regression
-from harness.render import render, render_events
-from harness.scenario import load_scenarios
-from harness.spec import (
+from callstream.case import CaseResult, run_case
+from callstream.cli import main
+from callstream.implementations import reference, reference_strict
+from callstream.oracle import expect
+from callstream.reference import Limits, Tool
+from callstream.regressions import regression_id, scenario_to_yaml, write_regression
+from callstream.render import render, render_events
+from callstream.scenario import load_scenarios
+from callstream.spec import (
     CallPlan,
     Ending,
     Expected,
@@ -32,7 +30,8 @@ from harness.spec import (
     StreamSpec,
     Transport,
 )
-from reference_impl import Limits, Tool
+from hypothesis import given
+from hypothesis import strategies as st
 
 LOOKUP = Tool(
     "fz_lookup-7",

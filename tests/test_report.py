@@ -12,19 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
-
-from harness.case import CaseResult
-from harness.checks import Failure
-from harness.errors import HarnessError, UsageError
-from harness.report import (
+from callstream.case import CaseResult
+from callstream.checks import Failure
+from callstream.errors import HarnessError, UsageError
+from callstream.report import (
     ReportWriter,
     load_report,
     new_run_folder,
     render_reports,
     rule_table,
 )
-from harness.rules import NOT_CERTIFIABLE, RULES
+from callstream.rules import NOT_CERTIFIABLE, RULES
+from jsonschema import Draft202012Validator
 
 SCHEMA = Path(__file__).parent.parent / "harness" / "schemas" / "report.schema.json"
 RENDERED = ("junit.xml", "summary.md", "report.html", "badge.json")

@@ -10,10 +10,9 @@ from typing import Any
 
 import httpx
 import pytest
-
-from harness.emulator import Emulator
-from harness.routes import ROUTES, think
-from reference_impl import Assembler
+from callstream.emulator import Emulator
+from callstream.reference import Assembler
+from callstream.routes import ROUTES, think
 
 WEATHER = {
     "type": "function",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from harness.checks import CHECKS
-from harness.rules import RULE_TEXT, RULES
-from reference_impl import QUIRKS
+from callstream.checks import CHECKS
+from callstream.reference import QUIRKS
+from callstream.rules import RULE_TEXT, RULES
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
 

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from callstream.case import CaseResult
+from callstream.cli import main
+from callstream.connect import OBSERVABLES, Declaration, load_implementation
+from callstream.errors import HarnessError, UsageError
+from callstream.implementations import DEFAULT
+from callstream.reference import Tool
+from callstream.runner import RunSummary, expand, make_progress, run, select_scenarios
+from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
 
-from harness.case import CaseResult
-from harness.cli import main
-from harness.connect import OBSERVABLES, Declaration, load_implementation
-from harness.errors import HarnessError, UsageError
-from harness.implementations import DEFAULT
-from harness.runner import RunSummary, expand, make_progress, run, select_scenarios
-from harness.spec import CallPlan, Scenario, Splitting, StreamSpec
-from reference_impl import Tool
 from tests.fauxmplementations import TRIGGER
 
 CORPUS = str(Path(__file__).parent / "fauxmplementations" / "corpus.yaml")
@@ -100,7 +100,7 @@ def test_the_reference_passes_and_the_report_says_what_ran() -> None:
     assert report.header_fields == {
         "implementation": {
             "connectable": DEFAULT,
-            "name": "harness.implementations:reference",
+            "name": "callstream.implementations:reference",
             "declaration": {
                 "profile": "lenient",
                 "dialect": "openai-chat",

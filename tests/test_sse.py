@@ -10,10 +10,9 @@ from dataclasses import dataclass, field
 from itertools import accumulate, pairwise, repeat
 
 import pytest
+from callstream.reference import ServerSentEvent, SSEDecoder, SSELimitError
 from hypothesis import given
 from hypothesis import strategies as st
-
-from reference_impl import ServerSentEvent, SSEDecoder, SSELimitError
 
 # --- helpers --------------------------------------------------------------------------------
 

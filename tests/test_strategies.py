@@ -1,4 +1,4 @@
-"""The Hypothesis strategies of ``harness.strategies``: what they generate is sound.
+"""The Hypothesis strategies of ``callstream.strategies``: what they generate is sound.
 
 1. Soundness: every generated scenario is one the oracle predicts, and the reference assembler
    passes it under both profiles, however the stream is cut.
@@ -16,19 +16,18 @@ import json
 import re
 from typing import Any
 
+import callstream.reference
 import pytest
+from callstream import strategies
+from callstream.case import run_case
+from callstream.oracle import expect
+from callstream.reference import Limits, Tool
+from callstream.render import render
+from callstream.rules import OPENAI_CHAT_QUIRKS, RULES
+from callstream.spec import CallPlan, Ending, Scenario, Splitting, StreamSpec, Transport
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-
-import reference_impl
-from harness import strategies
-from harness.case import run_case
-from harness.oracle import expect
-from harness.render import render
-from harness.rules import OPENAI_CHAT_QUIRKS, RULES
-from harness.spec import CallPlan, Ending, Scenario, Splitting, StreamSpec, Transport
-from reference_impl import Limits, Tool
 
 Case = tuple[Scenario, Splitting]
 FIND = settings(
@@ -41,14 +40,14 @@ FIND = settings(
 """For ``find``: derandomised, bounded by each test's ``max_examples``, no explain phase."""
 
 
-def lenient(tools: list[Tool], limits: Limits) -> reference_impl.Assembler:
+def lenient(tools: list[Tool], limits: Limits) -> callstream.reference.Assembler:
     """The reference assembler under the lenient profile."""
-    return reference_impl.Assembler(tools, limits=limits)
+    return callstream.reference.Assembler(tools, limits=limits)
 
 
-def strict(tools: list[Tool], limits: Limits) -> reference_impl.Assembler:
+def strict(tools: list[Tool], limits: Limits) -> callstream.reference.Assembler:
     """The reference assembler under the strict profile."""
-    return reference_impl.Assembler(tools, limits=limits, profile="strict")
+    return callstream.reference.Assembler(tools, limits=limits, profile="strict")
 
 
 def same_json(one: Any, other: Any) -> bool:

@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-
-from reference_impl import (
+from callstream.reference import (
     Assembler,
     CallResult,
     ConfigurationError,
@@ -26,6 +25,7 @@ from reference_impl import (
     Tool,
     ToolSchemaError,
 )
+
 from tests.helpers import (
     TOOLS,
     args,

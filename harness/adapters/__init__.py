@@ -38,13 +38,15 @@ class Adapter:
 
 
 ADAPTERS: dict[str, Adapter] = {
-    "openai": Adapter("harness.adapters.openai_sdk", "stream_helper", "openai", "openai"),
-    "openai-state": Adapter("harness.adapters.openai_sdk", "stream_state", "openai", "openai"),
-    "openai-done-events": Adapter("harness.adapters.openai_sdk", "done_events", "openai", "openai"),
-    "langchain": Adapter(
-        "harness.adapters.langchain", "chat_openai", "langchain_openai", "langchain"
+    "openai": Adapter("callstream.adapters.openai_sdk", "stream_helper", "openai", "openai"),
+    "openai-state": Adapter("callstream.adapters.openai_sdk", "stream_state", "openai", "openai"),
+    "openai-done-events": Adapter(
+        "callstream.adapters.openai_sdk", "done_events", "openai", "openai"
     ),
-    "litellm": Adapter("harness.adapters.litellm", "completion", "litellm", "litellm"),
+    "langchain": Adapter(
+        "callstream.adapters.langchain", "chat_openai", "langchain_openai", "langchain"
+    ),
+    "litellm": Adapter("callstream.adapters.litellm", "completion", "litellm", "litellm"),
 }
 """Every ``http:`` adapter, by name."""
 

@@ -44,8 +44,7 @@ from typing import Any
 
 import litellm
 import openai
-
-from reference_impl import Tool
+from callstream.reference import Tool
 
 from ..connect import Declaration
 from ._http import (

@@ -43,9 +43,8 @@ from functools import cache
 from typing import Any
 
 import openai
+from callstream.reference import Tool
 from openai.lib.streaming.chat import ChatCompletionStreamState
-
-from reference_impl import Tool
 
 from ..connect import Declaration
 from ._http import MESSAGES, TIMEOUT, HttpAdapter, call_result, in_band_error, openai_tools

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reference_impl import Tool
+from callstream.reference import Tool
 
 __all__ = ["TRIGGER", "misbehaves"]
 

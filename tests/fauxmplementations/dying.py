@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from reference_impl import Assembler, Limits, Tool
+from callstream.reference import Assembler, Limits, Tool
 
 from . import misbehaves
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from reference_impl import Assembler, Limits, Tool
+from callstream.reference import Assembler, Limits, Tool
 
 
 class Escape(BaseException):

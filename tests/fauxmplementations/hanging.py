@@ -6,7 +6,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from reference_impl import Assembler, Limits, Tool
+from callstream.reference import Assembler, Limits, Tool
 
 from . import misbehaves
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 
-from reference_impl import Assembler
+from callstream.reference import Assembler
 
 if multiprocessing.parent_process() is not None:
     raise ImportError("fauxmplementation: refuses to load in a worker process")

@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from reference_impl import Assembler, Limits, Tool
+from callstream.reference import Assembler, Limits, Tool
 
 TRIGGER = "misbehave"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from reference_impl import Assembler, Limits, Tool
+from callstream.reference import Assembler, Limits, Tool
 
 from . import misbehaves
 

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from harness import cassette as cassette_module
-from harness.cassette import (
+from callstream import cassette as cassette_module
+from callstream.cassette import (
     Chunk,
     Ended,
     RecordedRequest,
@@ -22,8 +21,8 @@ from harness.cassette import (
     Recording,
     write_cassette,
 )
-from harness.cli import main
-from harness.scrub import Scrubber
+from callstream.cli import main
+from callstream.scrub import Scrubber
 
 WEATHER = {
     "type": "function",

@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from harness.cassette import load_cassette
-from harness.cli import main
+from callstream.cassette import load_cassette
+from callstream.cli import main
 
 Handler = Callable[[socket.socket, threading.Event], None]
 EVENT = (

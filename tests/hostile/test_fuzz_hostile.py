@@ -15,15 +15,15 @@ import os
 from pathlib import Path
 
 import pytest
+from callstream.cli import main
+from callstream.connect import load_implementation
+from callstream.fuzz import _InProcess, _Isolated, fuzz
+from callstream.reference import Tool
+from callstream.report import load_report
+from callstream.scenario import load_scenarios
+from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
+from callstream.strategies import scenario_for
 
-from harness.cli import main
-from harness.connect import load_implementation
-from harness.fuzz import _InProcess, _Isolated, fuzz
-from harness.report import load_report
-from harness.scenario import load_scenarios
-from harness.spec import CallPlan, Scenario, Splitting, StreamSpec
-from harness.strategies import scenario_for
-from reference_impl import Tool
 from tests.fauxmplementations.fuzz_hostile import HOSTILE
 
 HOSTILE_MODULE = "py:tests.fauxmplementations.fuzz_hostile"

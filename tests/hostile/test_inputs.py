@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import IO
 
 import pytest
-
-from harness.cli import main
-from harness.scenario import MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES
-from harness.tools import MAX_TOOLS_BYTES
+from callstream.cli import main
+from callstream.scenario import MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES
+from callstream.tools import MAX_TOOLS_BYTES
 
 OK = """id: oc-hostile
 title: one call
@@ -168,7 +167,7 @@ def test_an_endless_stream_stops_at_the_reference_limit(
 
 _PEAK_RSS = """
 import resource, sys
-from harness.cli import main
+from callstream.cli import main
 code = main(["assemble", "-"])
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
 sys.exit(code)

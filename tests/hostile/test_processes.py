@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from callstream.connect import load_implementation
+from callstream.reference import Tool
+from callstream.runner import RunSummary, run
+from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
 
-from harness.connect import load_implementation
-from harness.runner import RunSummary, run
-from harness.spec import CallPlan, Scenario, Splitting, StreamSpec
-from reference_impl import Tool
 from tests.fauxmplementations import TRIGGER
 from tests.helpers import WEATHER
 

@@ -19,12 +19,11 @@ from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 import pytest
+from callstream.cli import main
+from callstream.emulator import Emulator
+from callstream.scrub import ScrubbedText, Scrubber, is_credential, secrets_of_url
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
-
-from harness.cli import main
-from harness.emulator import Emulator
-from harness.scrub import ScrubbedText, Scrubber, is_credential, secrets_of_url
 
 KEY = "sk-planted-7f3a9c2e/5b1d+4f60"
 KEY_LIKE = [

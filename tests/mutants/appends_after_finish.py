@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reference_impl import Limits, Reason, Tool
+from callstream.reference import Limits, Reason, Tool
 
 from ._base import CALLSTREAM, BaseAssembler
 

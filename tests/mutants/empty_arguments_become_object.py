@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl import Tool
+from callstream.reference import Tool
 
 from ._base import CALLSTREAM, BaseAssembler, Call
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from callstream.case import run_case
+from callstream.connect import load_implementation
+from callstream.fuzz import fuzz
+from callstream.implementations import reference
+from callstream.scenario import load_scenarios
 
-from harness.case import run_case
-from harness.connect import load_implementation
-from harness.fuzz import fuzz
-from harness.implementations import reference
-from harness.scenario import load_scenarios
 from tests.mutants import MUTANTS
 
 BUDGET = 3000
@@ -27,7 +27,7 @@ MAX_CALLS = 2
 MAX_FRAGMENTS = 10
 SHRINK_TIME = 15.0
 """Seconds of Hypothesis shrinking per find: the big steps come first, and the last pass that
-drops calls and tools (``harness.fuzz.minimise``) does not count against it."""
+drops calls and tools (``callstream.fuzz.minimise``) does not count against it."""
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
