@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .checks import CHECKS, Failure, run_checks
+from .checks import CHECKS, Failure, call_name, run_checks
 from .connect import OBSERVABLES
 from .observe import Observation, observe
 from .oracle import expect
@@ -172,10 +172,12 @@ def format_repro(chunks: Sequence[bytes], seen: Observation | None = None) -> st
             where = max(0, min(release.offset, len(data)) - 1)
             number = next((n for n, (a, b) in enumerate(lines) if a <= where < b), len(lines) - 1)
             result = release.result
-            state = result.status if result.reason is None else f"{result.status} {result.reason}"
+            state = "with no status" if result.status is None else str(result.status)
+            if result.reason is not None:
+                state += f" {result.reason}"
             when = "at close()" if release.chunk == len(chunks) else f"after byte {release.offset}"
             marks.setdefault(number, []).append(
-                f"◀ {when}: call {result.index} of choice {result.choice} released {state}"
+                f"◀ {when}: {call_name(result.key)} released {state}"
             )
     keep = _lines_to_show(len(lines), marks)
     out = [head + ":"]

@@ -54,9 +54,10 @@ class Observed:
         elif all(hasattr(result, name) for name in ("status", "arguments_text")):
             values = [getattr(result, name, None) for name in _FIELDS]
         else:
+            got = "None" if result is None else type(result).__name__
             raise TypeError(
                 f"a result must be a mapping or an object with the contract's fields "
-                f"{', '.join(_FIELDS)}; got {type(result).__name__}"
+                f"{', '.join(_FIELDS)}; got {got}"
             )
         # Enum members (StrEnum) compare equal to their value; keep plain strings for reports.
         for position in (6, 7):
