@@ -28,9 +28,10 @@ profile or dialect is *not applicable*.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -48,6 +49,7 @@ __all__ = [
     "Implementation",
     "choice_count",
     "declaration_from",
+    "declaration_problems",
     "load_implementation",
 ]
 
@@ -207,35 +209,72 @@ def _import(spec: str, module_name: str) -> ModuleType:
 
 def declaration_from(raw: Any, where: str) -> Declaration:
     """The :class:`Declaration` a ``CALLSTREAM`` mapping (or a pipe program's ``start`` answer)
-    spells out; None means every default. A :class:`UsageError` names ``where`` and the key."""
+    spells out; None means every default. A :class:`UsageError` names ``where`` and each
+    mistake, one a line."""
+    if problems := declaration_problems(raw, where):
+        raise UsageError("\n".join(problems))
     if raw is None:
         return Declaration()
+    return Declaration(
+        raw.get("profile", "lenient"),
+        raw.get("dialect", "openai-chat"),
+        frozenset(raw.get("observables", OBSERVABLES)),
+    )
+
+
+def declaration_problems(raw: Any, where: str) -> list[str]:
+    """Every mistake in a ``CALLSTREAM`` mapping, each a sentence naming ``where`` and the key
+    (with the closest spelling, where one is close); empty when it reads."""
+    if raw is None:
+        return []
     if not isinstance(raw, Mapping):
-        raise UsageError(f"{where} must be a mapping, not {type(raw).__name__}")
+        return [f"{where} must be a mapping, not {type(raw).__name__}"]
     if "rules" in raw:
-        raise UsageError(
+        return [
             f"{where} names 'rules': claims of intent are gone, every implementation is judged "
             "on every rule whose effect it exposes; declare 'observables' instead"
-        )
-    unknown = sorted(set(raw) - {"profile", "dialect", "observables"})
-    if unknown:
-        raise UsageError(
-            f"{where} has unknown keys {unknown}; known: profile, dialect, observables"
-        )
+        ]
+    problems = []
+    keys = ("profile", "dialect", "observables")
+    if unknown := sorted(set(raw) - set(keys)):
+        hint = _did_you_mean(unknown, keys)
+        problems.append(f"{where} has unknown keys {unknown}; known: {', '.join(keys)}{hint}")
     profile = raw.get("profile", "lenient")
     if profile not in PROFILES:
-        raise UsageError(f"{where}['profile'] is {profile!r}; expected one of {PROFILES}")
+        problems.append(
+            f"{where}['profile'] is {profile!r}; expected one of {PROFILES}"
+            + _did_you_mean([profile], PROFILES)
+        )
     dialect = raw.get("dialect", "openai-chat")
     if dialect not in DIALECTS:
-        raise UsageError(f"{where}['dialect'] is {dialect!r}; expected one of {DIALECTS}")
+        problems.append(
+            f"{where}['dialect'] is {dialect!r}; expected one of {DIALECTS}"
+            + _did_you_mean([dialect], DIALECTS)
+        )
     observables = raw.get("observables", list(OBSERVABLES))
     if not isinstance(observables, list | tuple) or not all(
         isinstance(name, str) for name in observables
     ):
-        raise UsageError(f"{where}['observables'] must be a list such as ['status', 'ids']")
-    if bad := [name for name in observables if name not in OBSERVABLES]:
-        raise UsageError(
+        problems.append(f"{where}['observables'] must be a list such as ['status', 'ids']")
+    elif bad := [name for name in observables if name not in OBSERVABLES]:
+        hint = _did_you_mean(bad, OBSERVABLES)
+        problems.append(
             f"{where}['observables'] names {', '.join(map(repr, bad))}; "
-            f"observables are {', '.join(OBSERVABLES)}"
+            f"observables are {', '.join(OBSERVABLES)}{hint}"
         )
-    return Declaration(profile, dialect, frozenset(observables))
+    return problems
+
+
+def _did_you_mean(words: Sequence[Any], known: Iterable[str]) -> str:
+    """`` (did you mean 'lenient'?)`` for the ``words`` that one of ``known`` is close to (with
+    the word, when there are several), else ``""``."""
+    close = {
+        word: match[0]
+        for word in words
+        if isinstance(word, str) and (match := difflib.get_close_matches(word, list(known), n=1))
+    }
+    if not close:
+        return ""
+    if len(words) == 1:
+        return f" (did you mean {next(iter(close.values()))!r}?)"
+    return " (did you mean " + ", ".join(f"{m!r} for {w!r}" for w, m in close.items()) + "?)"

@@ -46,6 +46,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 
 from .case import OUTCOMES, CaseResult, Outcome, run_case, splittings_of
+from .check import check_shape, checked_before_a_run
 from .checks import CHECKS, Failure
 from .connect import Applicability, Declaration, Implementation, load_implementation
 from .errors import HarnessError, UsageError
@@ -266,9 +267,10 @@ def run_command(
     """``callstream run``: load the implementation and the scenarios (``paths``, or the default
     corpus), run, render the report into ``out`` (default: a new ``reports/run-…`` folder) and
     print a summary. Returns the exit code: 0 every case that ran passed, 1 some failed or
-    errored, 2 scenario errors (printed as ``path:line: message``; nothing runs), 130 when
-    interrupted. As with ``python -m``, modules in the working directory can be loaded.
-    Without a ``timeout``, :func:`default_timeout` of the connectable."""
+    errored, 2 scenario errors (printed as ``path:line: message``) or shape problems (found by
+    :func:`callstream.check.check_shape`, one a line; nothing runs), 130 when interrupted. As
+    with ``python -m``, modules in the working directory can be loaded. Without a ``timeout``,
+    :func:`default_timeout` of the connectable."""
     implementation = load_implementation(impl)
     if timeout is None:
         timeout = default_timeout(impl)
@@ -280,6 +282,17 @@ def run_command(
         return UsageError.exit_code
     if not loaded.scenarios:
         raise UsageError(f"no scenarios in {', '.join(paths) or 'the default corpus'}")
+    if checked_before_a_run(impl):
+        shape = check_shape(implementation, timeout=timeout, context=worker_context(__name__))
+        if not shape.ok:
+            for problem in shape.problems:
+                print(problem, file=stderr)
+            print(
+                f"callstream: {len(shape.problems)} shape problem(s) in {impl} "
+                "(docs/contract.md); nothing was run",
+                file=stderr,
+            )
+            return UsageError.exit_code
     folder = out or new_run_folder()
     with ReportWriter(folder) as writer:
         try:
