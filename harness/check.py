@@ -34,10 +34,12 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Collection, Iterable, Mapping
+import traceback
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any, TextIO
 
 from callstream.reference import Limits, Reason, Tool
@@ -45,6 +47,7 @@ from callstream.reference import Limits, Reason, Tool
 from .checks import STATUSES
 from .connect import Declaration, Implementation, load_implementation
 from .errors import HarnessError, UsageError
+from .observe import StreamTimeout
 from .processes import WorkerContext, kill_group, kill_tree, worker_context
 from .render import render
 from .spec import CallPlan, Ending, StreamSpec
@@ -134,6 +137,8 @@ class StreamShape:
     trouble: str | None = None
     """What the implementation raised, or that it hung or ended its process; None when the
     stream ran to its ``close()``."""
+    hung: bool = False
+    """The stream did not finish in time: the streams after it are not tried."""
 
     def summary(self) -> str:
         """One line: what came out, and what went wrong."""
@@ -208,7 +213,7 @@ def check_in_process(implementation: Implementation) -> ShapeCheck:
     its factory's signature, then every probe."""
     started = time.perf_counter()
     problems = _signature_problems(implementation)
-    streams = [] if problems else [probe(implementation, stream) for stream in PROBES]
+    streams = [] if problems else list(_probes(implementation))
     return _verdict(implementation, problems, streams, time.perf_counter() - started)
 
 
@@ -258,9 +263,19 @@ def probe(implementation: Implementation, stream: Probe) -> StreamShape:
         doing = "close()"
         released += _released(asm.close(), stream.name, doing, exposed, problems)
     except Exception as exc:  # the implementation's behaviour, for a run to judge
-        trouble = f"{doing} raised {type(exc).__name__}: {_first_line(exc)}"
-        return StreamShape(stream.name, tuple(released), tuple(problems), trouble)
+        trouble = f"{doing} raised {_gist(exc)}"
+        hung = isinstance(exc, StreamTimeout)  # a program over the pipe that stopped answering
+        return StreamShape(stream.name, tuple(released), tuple(problems), trouble, hung)
     return StreamShape(stream.name, tuple(released), tuple(problems))
+
+
+def _probes(implementation: Implementation) -> Iterator[StreamShape]:
+    """What each probe showed, in order, up to one that hung."""
+    for stream in PROBES:
+        shape = probe(implementation, stream)
+        yield shape
+        if shape.hung:
+            return
 
 
 # -- one result ---------------------------------------------------------------------------------
@@ -274,8 +289,8 @@ def _released(
     """Each result of what ``feed()`` or ``close()`` returned (``doing``), summarised; its shape
     problems go to ``problems``."""
     where = f"{stream}, {doing}"
-    if returned is None:
-        return []  # the harness reads None as nothing released
+    if not returned:
+        return []  # the harness reads None, or anything empty, as nothing released
     if isinstance(returned, str | bytes | Mapping) or not isinstance(returned, Iterable):
         kind = "a mapping (one result?)" if isinstance(returned, Mapping) else _a(returned)
         problems.append(
@@ -411,9 +426,9 @@ def _shown(value: Any, limit: int = 60) -> str:
     return f"{text} ({_a(value)})"
 
 
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[-1] if lines else "(no message)"
+def _gist(exc: BaseException) -> str:
+    """The last line of the exception as a traceback ends (what ``no_crash`` quotes)."""
+    return "".join(traceback.format_exception_only(exc)).strip().splitlines()[-1]
 
 
 # -- the factory --------------------------------------------------------------------------------
@@ -482,16 +497,10 @@ def _probe_apart(
         streams: list[StreamShape] = []
         for stream in PROBES:
             seen = _next(conn, timeout)
-            if seen is None:
-                process.join(0.1)  # an ended process is reaped; a hung one is still running
-                trouble = (
-                    f"did not finish within the timeout ({timeout:g} s)"
-                    if process.exitcode is None
-                    else f"ended the process it ran in ({_how(process.exitcode)})"
-                )
-                streams.append(StreamShape(stream.name, trouble=trouble))
+            shape = _stopped(stream, process, timeout) if seen is None else seen[1]
+            streams.append(shape)
+            if seen is None or shape.hung:
                 break
-            streams.append(seen[1])
         return streams
     finally:
         if process.exitcode is None:
@@ -499,6 +508,18 @@ def _probe_apart(
         process.join(_REAP_TIMEOUT)
         kill_group(process.pid or 0)  # what the implementation left in the group
         conn.close()
+
+
+def _stopped(stream: Probe, process: BaseProcess, timeout: float) -> StreamShape:
+    """The probe during which the checking process fell silent: it hung, or it ended."""
+    process.join(0.1)  # an ended process is reaped; a hung one is still running
+    if process.exitcode is None:
+        return StreamShape(
+            stream.name, trouble=f"did not finish within the timeout ({timeout:g} s)", hung=True
+        )
+    return StreamShape(
+        stream.name, trouble=f"ended the process it ran in ({_how(process.exitcode)})"
+    )
 
 
 def _next(conn: Connection, timeout: float) -> tuple[Any, ...] | None:
@@ -523,8 +544,8 @@ def _serve(connectable: str, conn: Connection) -> None:
         conn.send(("refused", str(exc)))
         return
     conn.send(("ready",))
-    for stream in PROBES:
-        conn.send(("seen", probe(implementation, stream)))
+    for shape in _probes(implementation):
+        conn.send(("seen", shape))
 
 
 def _exit_with_parent() -> None:

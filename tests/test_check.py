@@ -26,6 +26,7 @@ from callstream.cli import main
 from callstream.connect import load_implementation
 from callstream.errors import HarnessError
 from callstream.implementations import DEFAULT
+from callstream.pipe import load_command
 from callstream.reference import Assembler, Limits, Tool
 
 from tests.mutants import MUTANTS
@@ -298,6 +299,33 @@ def test_a_hang_or_a_death_ends_the_check_not_the_command(factory: str, trouble:
     assert time.perf_counter() - started < 10
     assert shape.ok
     assert [stream.trouble for stream in shape.streams] == [trouble]
+
+
+SILENT_PROGRAM = """
+import json, sys, time
+START = {"version": 1, "implementation": {"name": "silent", "version": "1", "language": "py",
+                                          "dialects": ["openai-chat"], "profile": "lenient"}}
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["cmd"] == "feed":
+        time.sleep(600)
+    answer = START if request["cmd"] == "start" else {"seq": request["seq"], "ok": True}
+    print(json.dumps(answer), flush=True)
+"""
+"""A program over the pipe that starts streams and never answers a feed."""
+
+
+def test_a_program_that_stops_answering_is_tried_on_one_stream_only() -> None:
+    """The pipe's own timeout ends the wait; the streams after it are not tried."""
+    spec = "cmd:" + shlex.join([sys.executable, "-c", SILENT_PROGRAM])
+    shape = check_in_process(load_command(spec, timeout=0.5))
+    assert [(stream.stream, stream.trouble) for stream in shape.streams] == [
+        (
+            "plain call",
+            "feed() of chunk 1 of 3 raised ImplementationHung: the program did not answer feed "
+            "within 0.5 s",
+        )
+    ]
 
 
 def test_a_worker_that_cannot_load_what_the_command_loaded_is_a_harness_error() -> None:
