@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from callstream.reference import Tool
 from jsonschema import Draft202012Validator
+
+from callstream.reference import Tool
 
 from .scenario import load_scenarios, scenario_schema
 from .spec import CallPlan, Expected, ExpectedCall, Scenario, Splitting, StreamSpec
