@@ -33,6 +33,7 @@ import math
 import multiprocessing
 import os
 import pickle
+import shlex
 import signal
 import tempfile
 import threading
@@ -1163,9 +1164,8 @@ def describe(result: FuzzResult) -> str:
         if case.repro:
             lines += ["repro:", case.repro]
         if result.regression is not None:
-            lines.append(
-                f"saved: {result.regression} (callstream run {result.regression} reproduces it)"
-            )
+            rerun = shlex.join(["callstream", "run", "--impl", result.implementation])
+            lines.append(f"saved: {result.regression} ({rerun} {result.regression} reproduces it)")
     if result.report is not None:
         lines.append(f"report: {result.report}")
     return "\n".join(lines)
