@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from callstream.check import (
     PROBES,
     ShapeCheck,
@@ -28,7 +29,6 @@ from callstream.errors import HarnessError
 from callstream.implementations import DEFAULT
 from callstream.pipe import load_command
 from callstream.reference import Assembler, Limits, Tool
-
 from tests.mutants import MUTANTS
 
 pytest_plugins = ["pytester"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from callstream.case import format_repro
 from callstream.checks import run_checks
 from callstream.connect import OBSERVABLES
