@@ -186,6 +186,8 @@ class ShapeCheck:
                 "  fields checked: " + ", ".join(_checked_fields(self.declaration.observables)),
             ]
         lines += [f"  {stream.summary()}" for stream in self.streams]
+        if self.streams and (untried := [stream.name for stream in PROBES[len(self.streams) :]]):
+            lines.append(f"  not tried: {', '.join(untried)}")
         if self.problems:
             lines.append(f"{len(self.problems)} shape problem(s):")
             for problem in self.problems:

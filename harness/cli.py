@@ -29,6 +29,7 @@ from typing import IO, Any, TextIO
 from callstream.reference import PROFILES
 
 from .assemble import READ_SIZE, AssembleRun, assemble_stream
+from .check import check_command
 from .completion import SHELLS, completion_script
 from .connect import load_implementation
 from .errors import HarnessError, UsageError, missing_extra
@@ -36,7 +37,7 @@ from .implementations import DEFAULT
 from .lint import lint
 from .regressions import REGRESSIONS
 from .report import new_run_folder
-from .runner import _INTERRUPTED, run_command
+from .runner import _INTERRUPTED, default_timeout, run_command
 from .scenario import corpus_paths, load_scenarios
 from .tools import load_tools
 
@@ -181,6 +182,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     _out_option(run, "run")
     run.set_defaults(command=_run)
+
+    check = command(
+        "check",
+        "check an implementation's shape in about a second, before a run",
+        "Load the implementation, check that its declaration reads and that its factory takes "
+        "tools= and limits=, then feed it three tiny streams (a plain call, a truncated one, "
+        "one cut off) and check what feed() and close() return: lists of results with the "
+        "contract's fields, of their types, with its statuses and reasons. Prints what was "
+        "checked and what the implementation declares, then each problem on one line. What a "
+        "stream does (raising, hanging, a wrong verdict) is for run to judge. Exits 0 when the "
+        "shape is right, 2 when it is not or no result showed it.",
+    )
+    _impl_options(check)
+    _timeout_option(
+        check,
+        default=None,
+        help="seconds one stream may take (default: as for run, 10 in process, 60 for cmd:)",
+    )
+    check.set_defaults(command=_check)
 
     lint_command = command(
         "lint",
@@ -558,6 +578,12 @@ def _run(args: argparse.Namespace) -> int:
         stdout=sys.stdout,
         stderr=sys.stderr,
     )
+
+
+def _check(args: argparse.Namespace) -> int:
+    impl = _connectable(args)
+    timeout = args.timeout or default_timeout(impl)
+    return check_command(impl, timeout=timeout, stdout=sys.stdout)
 
 
 def _connectable(args: argparse.Namespace) -> str:

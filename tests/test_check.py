@@ -328,6 +328,23 @@ def test_a_program_that_stops_answering_is_tried_on_one_stream_only() -> None:
     ]
 
 
+def test_the_check_command_prints_what_it_saw_and_exits_0_or_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``callstream check --impl``: the report on stdout; 2 for a wrong shape, and for a hang
+    that let no result be seen (the streams after it are not tried)."""
+    assert main(["check"]) == 0
+    assert capsys.readouterr().out.startswith(f"callstream check {DEFAULT}\n")
+    assert main(["check", "--impl", MISSHAPEN + "string_index"]) == 2
+    assert f"  {PLAIN}: field 'index' is '0' (a str)" in capsys.readouterr().out
+    assert main(["check", "--impl", MISSHAPEN + "hangs_always", "--timeout", "0.5"]) == 2
+    assert capsys.readouterr().out.splitlines()[-3:] == [
+        "  plain call: nothing released; did not finish within the timeout (0.5 s)",
+        "  not tried: truncated call, cut-off stream",
+        "no stream released a result, so no result's shape could be checked",
+    ]
+
+
 def test_a_worker_that_cannot_load_what_the_command_loaded_is_a_harness_error() -> None:
     """As with a run's workers: exit 3, never a shape problem."""
     with pytest.raises(HarnessError, match="a worker could not load"):
