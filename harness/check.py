@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import difflib
 import inspect
-import multiprocessing
 import os
 import signal
 import threading
@@ -48,7 +47,15 @@ from .checks import STATUSES
 from .connect import Declaration, Implementation, load_implementation
 from .errors import HarnessError, UsageError
 from .observe import StreamTimeout
-from .processes import WorkerContext, kill_group, kill_tree, worker_context
+from .processes import (
+    WorkerContext,
+    become_subreaper,
+    exit_with_parent,
+    keep,
+    kill_group,
+    kill_tree,
+    worker_context,
+)
 from .render import render
 from .spec import CallPlan, Ending, StreamSpec
 from .split import cut
@@ -493,15 +500,19 @@ def _probe_apart(
     child.close()
     try:
         loaded = _next(conn, _LOAD_TIMEOUT)
-        if loaded is None or loaded[0] != "ready":
-            why = loaded[1] if loaded else f"it ended or took over {_LOAD_TIMEOUT:g} s"
+        if loaded[0] != "ready":
+            why = {
+                "refused": loaded[-1],
+                "ended": "it ended before it loaded it",
+                "overran": f"it did not load it within {_LOAD_TIMEOUT:g} s",
+            }[loaded[0]]
             raise HarnessError(f"a worker could not load {connectable}: {why}")
         streams: list[StreamShape] = []
         for stream in PROBES:
-            seen = _next(conn, timeout)
-            shape = _stopped(stream, process, timeout) if seen is None else seen[1]
+            said = _next(conn, timeout)
+            shape = said[1] if said[0] == "seen" else _stopped(stream, said[0], process, timeout)
             streams.append(shape)
-            if seen is None or shape.hung:
+            if shape.hung or said[0] != "seen":
                 break
         return streams
     finally:
@@ -512,34 +523,43 @@ def _probe_apart(
         conn.close()
 
 
-def _stopped(stream: Probe, process: BaseProcess, timeout: float) -> StreamShape:
-    """The probe during which the checking process fell silent: it hung, or it ended."""
-    process.join(0.1)  # an ended process is reaped; a hung one is still running
-    if process.exitcode is None:
+def _stopped(stream: Probe, how: str, process: BaseProcess, timeout: float) -> StreamShape:
+    """The probe during which the checking process ``ended`` or ``overran`` the timeout."""
+    if how == "overran":
         return StreamShape(
             stream.name, trouble=f"did not finish within the timeout ({timeout:g} s)", hung=True
         )
+    process.join(_REAP_TIMEOUT)  # the keeper first kills what the implementation left
     return StreamShape(
         stream.name, trouble=f"ended the process it ran in ({_how(process.exitcode)})"
     )
 
 
-def _next(conn: Connection, timeout: float) -> tuple[Any, ...] | None:
-    """The checking process's next message, or None when it ended or said nothing in time."""
+def _next(conn: Connection, timeout: float) -> tuple[Any, ...]:
+    """The checking process's next message: ``("ready",)``, ``("refused", why)``,
+    ``("seen", StreamShape)``, or ``("ended",)`` when it ended, ``("overran",)`` when it said
+    nothing within ``timeout`` seconds."""
     if not conn.poll(timeout):
-        return None
+        return ("overran",)
     try:
         message: tuple[Any, ...] = conn.recv()
-    except (EOFError, OSError):  # it ended
-        return None
+    except (EOFError, OSError):
+        return ("ended",)
     return message
 
 
 def _serve(connectable: str, conn: Connection) -> None:
-    """The checking process: load the implementation, then send what each probe showed."""
+    """The checking process: load the implementation, then send what each probe showed. On
+    Linux the process called splits first, as a run's worker does: it stays behind as the
+    keeper of the rest, so nothing the implementation starts outlives the check."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the command's; it ends this process
-    os.setpgid(0, 0)  # whatever the implementation starts is killed with this group
-    threading.Thread(target=_exit_with_parent, daemon=True).start()
+    os.setpgid(0, 0)
+    if become_subreaper():
+        server = os.fork()
+        if server:
+            conn.close()  # the command sees the pipe close when the serving process ends
+            keep(server)
+    threading.Thread(target=exit_with_parent, daemon=True).start()
     try:
         implementation = load_implementation(connectable)
     except UsageError as exc:
@@ -548,14 +568,6 @@ def _serve(connectable: str, conn: Connection) -> None:
     conn.send(("ready",))
     for shape in _probes(implementation):
         conn.send(("seen", shape))
-
-
-def _exit_with_parent() -> None:
-    """End the checking process when the command ends, even while the implementation hangs."""
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        parent.join()
-        os._exit(1)
 
 
 def _how(code: int | None) -> str:

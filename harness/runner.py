@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import multiprocessing
 import os
 import signal
 import threading
@@ -39,7 +38,7 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, NoReturn, Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
@@ -50,7 +49,15 @@ from .check import check_shape, checked_before_a_run
 from .checks import CHECKS, Failure
 from .connect import Applicability, Declaration, Implementation, load_implementation
 from .errors import HarnessError, UsageError
-from .processes import WorkerContext, become_subreaper, kill_group, kill_tree, worker_context
+from .processes import (
+    WorkerContext,
+    become_subreaper,
+    exit_with_parent,
+    keep,
+    kill_group,
+    kill_tree,
+    worker_context,
+)
 from .report import ReportWriter, new_run_folder
 from .scenario import corpus_paths, load_scenarios
 from .spec import Scenario, Splitting
@@ -630,8 +637,8 @@ def _serve(connectable: str, conn: Connection) -> None:
         server = os.fork()
         if server:
             conn.close()  # the parent sees the pipe close when the serving process ends
-            _keep(server)
-    threading.Thread(target=_exit_with_parent, daemon=True).start()
+            keep(server)
+    threading.Thread(target=exit_with_parent, daemon=True).start()
     try:
         implementation = load_implementation(connectable)
     except UsageError as exc:
@@ -656,32 +663,6 @@ def _serve(connectable: str, conn: Connection) -> None:
             detail = "the harness could not judge this case:\n" + traceback.format_exc()
             result = _verdict(case, "errored", detail=detail)
         conn.send(("result", number, result))
-
-
-def _keep(server: int) -> NoReturn:
-    """The keeper: reap the orphans it adopts until ``server`` ends, then kill every process
-    left below it and end as ``server`` ended (its exit code, or its signal)."""
-    while True:
-        pid, status = os.wait()
-        if pid == server:
-            break
-    kill_tree(os.getpid(), including_root=False)
-    with contextlib.suppress(ChildProcessError):
-        while True:
-            os.wait()
-    code = os.waitstatus_to_exitcode(status)
-    if code < 0:
-        signal.signal(-code, signal.SIG_DFL)
-        os.kill(os.getpid(), -code)
-    os._exit(code if code >= 0 else 128 - code)
-
-
-def _exit_with_parent() -> None:
-    """End this worker when the parent dies, even while the implementation hangs."""
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        parent.join()
-        os._exit(1)
 
 
 class _Heartbeat:

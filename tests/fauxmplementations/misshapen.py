@@ -9,7 +9,8 @@ Wrong shapes: ``done_status``, ``capital_status``, ``misspelt_reason``, ``string
 
 Right shapes, for the check to accept: ``text_only`` (hands back no parsed arguments and a
 numeric id, declaring neither); and, misbehaving, which a run judges: ``raises_always``,
-``raises_on_truncation``, ``hangs_always``, ``exits_always``.
+``raises_on_truncation``, ``hangs_always``, ``exits_always``, ``daemon_then_hangs`` (starts a
+daemon, writing its pid to the file ``$CALLSTREAM_TEST_PIDS`` names, then hangs).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from callstream.reference import Assembler, CallResult, Limits, Tool
+
+from .spawning import spawn
 
 Bend = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -192,3 +195,11 @@ def hangs_always(*, tools: Sequence[Tool], limits: Limits) -> Any:
 def exits_always(*, tools: Sequence[Tool], limits: Limits) -> Any:
     """Ends its process (``os._exit(5)``) in ``feed()``."""
     return _Misbehaves(tools, limits, _exit)
+
+
+def daemon_then_hangs(*, tools: Sequence[Tool], limits: Limits) -> Any:
+    """Starts a daemon (forked twice, ``setsid`` between), records its pid in the file
+    ``$CALLSTREAM_TEST_PIDS`` names, then never returns from ``feed()``."""
+    with open(os.environ["CALLSTREAM_TEST_PIDS"], "a") as pids:
+        pids.write(f"{spawn(daemon=True)}\n")
+    return _Misbehaves(tools, limits, _hang)
