@@ -20,12 +20,12 @@ if TYPE_CHECKING:
     from .checks import CHECKS, Check, Failure, run_checks
     from .connect import OBSERVABLES, Declaration, Implementation, load_implementation
     from .emulator import Emulator, ProviderApp, Reply
-    from .errors import HarnessError, UsageError
+    from .errors import HarnessError, ImplementationError, PlanError, StreamTimeout, UsageError
     from .lint import lint
     from .matrix import render_matrix, run_matrix
-    from .observe import Observation, Observed, StreamTimeout, observe
-    from .oracle import PlanError, expect
-    from .pipe import CommandFactory, ImplementationError, load_command
+    from .observe import Observation, Observed, observe
+    from .oracle import expect
+    from .pipe import CommandFactory, load_command
     from .probes import Probe, load_probes
     from .reference import (
         DIALECTS,
@@ -137,13 +137,13 @@ _WHERE = {
     "Observation": "observe",
     "Observed": "observe",
     "observe": "observe",
-    "StreamTimeout": "observe",
+    "StreamTimeout": "errors",
     "CommandFactory": "pipe",
-    "ImplementationError": "pipe",
+    "ImplementationError": "errors",
     "load_command": "pipe",
     "Probe": "probes",
     "load_probes": "probes",
-    "PlanError": "oracle",
+    "PlanError": "errors",
     "expect": "oracle",
     "render": "render",
     "ReportWriter": "report",
