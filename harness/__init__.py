@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from .certificate import Certificate, write_certificate
     from .certify import Target, certify, replay
     from .checks import CHECKS, Check, Failure, run_checks
-    from .connect import OBSERVABLES, Declaration, Implementation, load_implementation
+    from .connect import load_implementation
+    from .declaration import OBSERVABLES, Declaration, Implementation
     from .emulator import Emulator, ProviderApp, Reply
     from .errors import HarnessError, ImplementationError, PlanError, StreamTimeout, UsageError
     from .lint import lint
@@ -122,9 +123,9 @@ _WHERE = {
     "Check": "checks",
     "Failure": "checks",
     "run_checks": "checks",
-    "Declaration": "connect",
-    "OBSERVABLES": "connect",
-    "Implementation": "connect",
+    "Declaration": "declaration",
+    "OBSERVABLES": "declaration",
+    "Implementation": "declaration",
     "load_implementation": "connect",
     "Emulator": "emulator",
     "ProviderApp": "emulator",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .checks import CHECKS, Failure, run_checks
-from .connect import OBSERVABLES
+from .declaration import OBSERVABLES
 from .observe import Observation, observe
 from .oracle import expect
 from .render import render
@@ -106,7 +106,7 @@ def run_case(
     exposed: Collection[str] = tuple(OBSERVABLES),
 ) -> CaseResult:
     """Run every chunking of ``splitting`` until one fails, judging what the implementation
-    ``exposed`` (see ``callstream.connect.OBSERVABLES``); the verdict with its repro."""
+    ``exposed`` (see ``callstream.declaration.OBSERVABLES``); the verdict with its repro."""
     spec = scenario.spec
     rendered = render(spec)
     expected = expect(spec, rendered, profile)

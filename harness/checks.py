@@ -1,7 +1,7 @@
 """Checks: small named functions comparing an Observation with an Expectation.
 
 Each check reads some of what an implementation exposes (its ``observes``: see
-``callstream.connect.OBSERVABLES``) and returns the problems it found, each a sentence a person
+``callstream.declaration.OBSERVABLES``) and returns the problems it found, each a sentence a person
 can act on, filed under the rule it proves: a call released ready that must be rejected
 ``truncated`` breaks C3, one whose text differs breaks A2, whatever else the scenario cites.
 Where a problem could prove one of several rules, it is filed under those the scenario cites,

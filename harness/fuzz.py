@@ -64,7 +64,8 @@ from rich.text import Text
 from . import strategies
 from .case import CaseResult, run_case
 from .checks import CHECKS, Failure
-from .connect import Implementation, load_implementation
+from .connect import load_implementation
+from .declaration import Implementation
 from .errors import HarnessError, ImplementationExit, StreamTimeout, UsageError
 from .processes import WorkerContext, worker_context
 from .regressions import REGRESSIONS, regression_id, write_regression

@@ -71,7 +71,7 @@ from referencing import Registry, Resource
 from callstream.reference import Limits, Tool
 from callstream.reference._validate import _outside_strings  # the one JSON string scanner
 
-from .connect import SCENARIO_DIALECT, Declaration, Implementation, declaration_from
+from .declaration import SCENARIO_DIALECT, Declaration, Implementation, declaration_from
 from .errors import (
     HarnessError,
     ImplementationError,

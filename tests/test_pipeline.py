@@ -12,7 +12,7 @@ import pytest
 
 from callstream.case import format_repro, run_case
 from callstream.checks import Failure, run_checks
-from callstream.connect import OBSERVABLES
+from callstream.declaration import OBSERVABLES
 from callstream.errors import PlanError, UsageError
 from callstream.observe import Observation, Observed, Release, observe
 from callstream.oracle import expect
