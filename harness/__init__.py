@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .checks import CHECKS, Check, Failure, run_checks
     from .connect import load_implementation
     from .declaration import OBSERVABLES, Declaration, Implementation
-    from .emulator import Emulator, ProviderApp, Reply
+    from .emulator import ROUTES, Emulator, ProviderApp, Reply
     from .errors import HarnessError, ImplementationError, PlanError, StreamTimeout, UsageError
     from .lint import lint
     from .matrix import render_matrix, run_matrix
@@ -60,7 +60,6 @@ if TYPE_CHECKING:
     from .render import render
     from .report import ReportWriter, load_report, render_reports
     from .route_checks import ROUTE_CHECKS, RouteFinding, check_probe
-    from .routes import ROUTES
     from .runner import RunSummary, run
     from .scenario import LoadResult, ScenarioError, default_corpus, load_scenarios
     from .spec import (
@@ -153,7 +152,7 @@ _WHERE = {
     "ROUTE_CHECKS": "route_checks",
     "RouteFinding": "route_checks",
     "check_probe": "route_checks",
-    "ROUTES": "routes",
+    "ROUTES": "emulator",
     "RunSummary": "runner",
     "run": "runner",
     "LoadResult": "scenario",

@@ -34,10 +34,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
-from .emulator import Reply
-from .errors import RequestError
+from ..errors import RequestError
+from .reply import Reply
 
-__all__ = ["ROUTES", "Answer", "Call", "RequestError", "Route", "think"]
+__all__ = ["ROUTES", "Answer", "Call", "Route", "think"]
 
 _CHARS_PER_TOKEN = 4
 _PARALLEL_MAX = 3
