@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from callstream.reference._validate import parse_int
+from callstream.reference.validate import parse_int
 
 from .observe import Observation, Observed
 from .spec import Expected, ExpectedCall

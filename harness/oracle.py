@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from callstream.reference import QUIRKS, Tool
-from callstream.reference._validate import parse_int, schema_problem, validator_for
+from callstream.reference.validate import parse_int, schema_problem, validator_for
 
 from .errors import PlanError
 from .render import Rendered

@@ -69,7 +69,7 @@ from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
 from callstream.reference import Limits, Tool
-from callstream.reference._validate import _outside_strings  # the one JSON string scanner
+from callstream.reference.validate import outside_strings
 
 from .declaration import SCENARIO_DIALECT, Declaration, Implementation, declaration_from
 from .errors import (
@@ -633,7 +633,7 @@ def _loads(text: str) -> Any:
     out: list[str] = []
     depth = start = 0
     cut: int | None = None
-    for at, char in _outside_strings(text):
+    for at, char in outside_strings(text):
         if char is None:
             break
         if char in "[{":
