@@ -297,9 +297,7 @@ def _resolve(ident: str) -> tuple[Section, Section | None]:
         return quirk, None
     close = _closest(wanted, [id for id, section in known.items() if section.kind != "decision"])
     hint = f"; closest: {', '.join(close)}" if close else ""
-    raise UsageError(
-        f"explain: {ident!r} is no rule or quirk{hint} (callstream explain lists them all)"
-    )
+    raise UsageError(f"{ident!r} is no rule or quirk{hint} (callstream explain lists them all)")
 
 
 def _closest(wanted: str, ids: list[str], n: int = 3) -> list[str]:

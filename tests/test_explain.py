@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import tomllib
-import zipfile
 from pathlib import Path
 
 import pytest
+
 from callstream.checks import Failure
+from callstream.cli import main
 from callstream.errors import UsageError
 from callstream.explain import (
     checkout_tests,
@@ -194,49 +192,24 @@ def test_a_failure_points_at_the_explanation_of_its_rule() -> None:
     assert failure_pointer(()) == "callstream explain"
 
 
-def test_an_installed_wheel_explains_outside_any_checkout(tmp_path: Path) -> None:
-    """The rules document is package data: a wheel built from the checkout, run from a folder
-    that is no checkout, prints the rule and says tests live in a checkout."""
-    source = tmp_path / "source"
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
-    folders = set(config["tool"]["setuptools"]["package-dir"].values())
-    for name in [*folders, "pyproject.toml", "README.md"]:
-        _copy(ROOT / name, source / name)
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", tmp_path, source],
-        capture_output=True,
-        text=True,
-        check=False,
+def test_the_command_prints_the_explanation(capsys: pytest.CaptureFixture[str]) -> None:
+    """``callstream explain C3`` prints what ``explanation`` returns and exits 0."""
+    assert main(["explain", "C3"]) == 0
+    assert capsys.readouterr().out == explanation("C3")
+
+
+def test_the_command_lists_everything_without_an_id(capsys: pytest.CaptureFixture[str]) -> None:
+    """``callstream explain`` alone lists every rule and quirk."""
+    assert main(["explain"]) == 0
+    assert capsys.readouterr().out == explanation()
+
+
+def test_the_command_exits_2_for_an_unknown_id(capsys: pytest.CaptureFixture[str]) -> None:
+    """An unknown id prints one line with the closest ids on stderr and exits 2."""
+    assert main(["explain", "A9"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "callstream: error: 'A9' is no rule or quirk; closest: A8, A7, A6 "
+        "(callstream explain lists them all)\n"
     )
-    assert built.returncode == 0, built.stderr
-    installed = tmp_path / "site"
-    with zipfile.ZipFile(next(tmp_path.glob("callstream-*.whl"))) as wheel:
-        wheel.extractall(installed)
-    shown = subprocess.run(
-        [sys.executable, "-c", _EXPLAIN_A3],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(installed), "PATH": ""},
-    )
-    assert shown.returncode == 0, shown.stderr
-    where, *text = shown.stdout.splitlines()
-    assert Path(where).is_relative_to(installed)
-    assert text[0] == "A3 Set metadata, never concatenate it"
-    assert text[-1] == "tests: only in a checkout of callstream"
-
-
-_EXPLAIN_A3 = (
-    "import callstream.explain as e; print(e.__file__); print(e.explanation('A3'), end='')"
-)
-
-
-def _copy(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if source.is_dir():
-        for path in sorted(source.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                _copy(path, target / path.relative_to(source))
-    else:
-        target.write_bytes(source.read_bytes())
