@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
@@ -94,7 +94,7 @@ def rules_document() -> str:
 
 
 @cache
-def sections() -> dict[str, Section]:
+def sections() -> Mapping[str, Section]:
     """Every rule, quirk and decision of the rules document, by id, in the document's order."""
     return _parse(rules_document())
 
