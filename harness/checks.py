@@ -27,6 +27,7 @@ from typing import Any
 from callstream.reference.validate import parse_int
 
 from .observe import Observation, Observed
+from .rules import failure_pointer
 from .spec import Expected, ExpectedCall
 
 __all__ = ["CHECKS", "REASON_RULES", "STATUSES", "Check", "Failure", "Judgement", "run_checks"]
@@ -69,6 +70,11 @@ class Failure:
     check: str
     rules: tuple[str, ...]
     message: str
+
+    @property
+    def pointer(self) -> str:
+        """Its rules and where to read about them: ``A3; callstream explain A3``."""
+        return failure_pointer(self.rules)
 
 
 @dataclass(frozen=True, slots=True)
