@@ -44,9 +44,9 @@ from typing import Any, TextIO
 from callstream.reference import Limits, Reason, Tool
 
 from .checks import STATUSES
-from .connect import Declaration, Implementation, load_implementation
-from .errors import HarnessError, UsageError
-from .observe import StreamTimeout
+from .connect import load_implementation
+from .declaration import Declaration, Implementation
+from .errors import HarnessError, StreamTimeout, UsageError
 from .processes import (
     WorkerContext,
     become_subreaper,

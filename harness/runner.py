@@ -47,7 +47,8 @@ from rich.progress import Progress as RichProgress
 from .case import OUTCOMES, CaseResult, Outcome, run_case, splittings_of
 from .check import check_shape, checked_before_a_run
 from .checks import CHECKS, Failure
-from .connect import Applicability, Declaration, Implementation, load_implementation
+from .connect import load_implementation
+from .declaration import Applicability, Declaration, Implementation
 from .errors import HarnessError, UsageError
 from .processes import (
     WorkerContext,

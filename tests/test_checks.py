@@ -9,7 +9,7 @@ import pytest
 
 from callstream.case import format_repro
 from callstream.checks import run_checks
-from callstream.connect import OBSERVABLES
+from callstream.declaration import OBSERVABLES
 from callstream.observe import Observation, Observed, Release
 from callstream.oracle import expect
 from callstream.reference import Tool

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from callstream.reference import Limits, Tool
 
-from ..oracle import PROFILES, PlanError, expect
+from ..errors import PlanError
+from ..oracle import PROFILES, expect
 from ..render import render
 from ..spec import (
     CallPlan,
