@@ -25,9 +25,10 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Literal
 
-from callstream.reference import Assembler, Reason
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
+
+from callstream.reference import Assembler, Reason
 
 from .errors import HarnessError, UsageError
 from .scrub import Scrubber

@@ -64,11 +64,12 @@ from functools import cache
 from importlib import resources
 from typing import IO, Any, NoReturn
 
-from callstream.reference import Limits, Tool
-from callstream.reference._validate import _outside_strings  # the one JSON string scanner
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
+
+from callstream.reference import Limits, Tool
+from callstream.reference._validate import _outside_strings  # the one JSON string scanner
 
 from .connect import SCENARIO_DIALECT, Declaration, Implementation, declaration_from
 from .errors import HarnessError, UsageError

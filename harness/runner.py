@@ -51,7 +51,7 @@ from .connect import Applicability, Declaration, Implementation, load_implementa
 from .errors import HarnessError, UsageError
 from .processes import WorkerContext, become_subreaper, kill_group, kill_tree, worker_context
 from .report import ReportWriter, new_run_folder
-from .scenario import default_corpus, load_scenarios
+from .scenario import corpus_paths, load_scenarios
 from .shard import Shard
 from .spec import Scenario, Splitting
 
@@ -269,22 +269,23 @@ def run_command(
     jobs: int,
     timeout: float | None,
     out: Path | None,
+    scenarios: Sequence[str] = (),
     argv: Sequence[str],
     stdout: TextIO,
     stderr: TextIO,
     shard: Shard | None = None,
 ) -> int:
     """``callstream run``: load the implementation and the scenarios (``paths``, or the default
-    corpus), run, render the report into ``out`` (default: a new ``reports/run-…`` folder) and
-    print a summary. Returns the exit code: 0 every case that ran passed, 1 some failed or
-    errored, 2 scenario errors (printed as ``path:line: message``; nothing runs), 130 when
-    interrupted. As with ``python -m``, modules in the working directory can be loaded.
-    Without a ``timeout``, :func:`default_timeout` of the connectable; with a ``shard``, only
-    its slice of the selection runs."""
+    corpus, and beside them the user's ``scenarios``), run, render the report into ``out`` (default:
+    a new ``reports/run-…`` folder) and print a summary. Returns the exit code: 0 every case that
+    ran passed, 1 some failed or errored, 2 scenario errors (printed as ``path:line: message``;
+    nothing runs), 130 when interrupted. As with ``python -m``, modules in the working directory can
+    be loaded. Without a ``timeout``, :func:`default_timeout` of the connectable; with a
+    ``shard``, only its slice of the selection runs."""
     implementation = load_implementation(impl)
     if timeout is None:
         timeout = default_timeout(impl)
-    loaded = load_scenarios([Path(path) for path in paths] or default_corpus())
+    loaded = load_scenarios(corpus_paths(paths, scenarios))
     if loaded.errors:
         for error in loaded.errors:
             print(error, file=stderr)

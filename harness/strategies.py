@@ -36,11 +36,12 @@ from functools import cache
 from itertools import pairwise
 from typing import Any, Literal
 
-from callstream.reference import Limits, Tool
 from hypothesis import currently_in_test_context, event, reject, target
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from jsonschema import Draft202012Validator
+
+from callstream.reference import Limits, Tool
 
 from .oracle import PROFILES, PlanError, expect
 from .render import render

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+
 from callstream.connect import OBSERVABLES, Declaration, load_implementation
 from callstream.errors import UsageError
 from callstream.implementations import DEFAULT, reference

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from callstream.case import CaseResult
 from callstream.checks import run_checks
 from callstream.cli import main
@@ -25,7 +26,6 @@ from callstream.render import render
 from callstream.runner import RunSummary, run
 from callstream.scenario import default_corpus, load_scenarios
 from callstream.spec import Expected, Scenario, Splitting
-
 from tests.fauxmplementations import TRIGGER
 from tests.helpers import WEATHER, args, chunk, header, sse
 

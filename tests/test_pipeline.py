@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from callstream.case import format_repro, run_case
 from callstream.checks import Failure, run_checks
 from callstream.connect import OBSERVABLES

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
+
 from callstream.case import CaseResult
 from callstream.checks import Failure
 from callstream.errors import HarnessError, UsageError
@@ -23,7 +25,6 @@ from callstream.report import (
     rule_table,
 )
 from callstream.rules import NOT_CERTIFIABLE, RULES
-from jsonschema import Draft202012Validator
 
 SCHEMA = Path(__file__).parent.parent / "harness" / "schemas" / "report.schema.json"
 RENDERED = ("junit.xml", "summary.md", "report.html", "badge.json")

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from callstream.emulator import Emulator
 from callstream.reference import Assembler
 from callstream.routes import ROUTES, think

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from callstream.case import CaseResult
 from callstream.cli import main
 from callstream.connect import OBSERVABLES, Declaration, load_implementation
@@ -19,7 +20,6 @@ from callstream.implementations import DEFAULT
 from callstream.reference import Tool
 from callstream.runner import RunSummary, expand, make_progress, run, select_scenarios
 from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
-
 from tests.fauxmplementations import TRIGGER
 
 CORPUS = str(Path(__file__).parent / "fauxmplementations" / "corpus.yaml")

@@ -34,10 +34,11 @@ from functools import cache
 from typing import Any
 
 import openai
-from callstream.reference import Tool
 from langchain_core.messages import AIMessageChunk, BaseMessageChunk
 from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
+
+from callstream.reference import Tool
 
 from ..connect import Declaration
 from ._http import MESSAGES, TIMEOUT, HttpAdapter, call_result, in_band_error, openai_tools

@@ -44,6 +44,7 @@ from typing import Any
 
 import litellm
 import openai
+
 from callstream.reference import Tool
 
 from ..connect import Declaration

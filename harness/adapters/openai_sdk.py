@@ -43,8 +43,9 @@ from functools import cache
 from typing import Any
 
 import openai
-from callstream.reference import Tool
 from openai.lib.streaming.chat import ChatCompletionStreamState
+
+from callstream.reference import Tool
 
 from ..connect import Declaration
 from ._http import MESSAGES, TIMEOUT, HttpAdapter, call_result, in_band_error, openai_tools
