@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from callstream.cli import main
 from callstream.errors import UsageError
 from callstream.implementations import DEFAULT
 from callstream.merge import merge_command, merge_reports, read_shard
@@ -222,3 +224,16 @@ def test_a_report_of_an_unsharded_run_merges_alone(runs: Path) -> None:
     whole = load_report(runs / "whole")
     assert merged.report.results == whole.results
     assert merged.report.header["merged"] == {"count": 1, "shards": [1], "missing": []}
+
+
+def test_the_command_line_merges_and_exits_2_on_a_missing_shard(
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``callstream report merge OUT DIR...`` merges (exit 1: a case failed, as the run); with
+    a shard missing it exits 2 and says which."""
+    folders = [str(runs / k) for k in "123"]
+    assert main(["report", "merge", str(tmp_path / "merged"), *folders]) == 1
+    assert (tmp_path / "merged" / "junit.xml").exists()
+    capsys.readouterr()
+    assert main(["report", "merge", str(tmp_path / "partial"), folders[0], folders[2]]) == 2
+    assert capsys.readouterr().err.startswith("callstream: error: shard 2/3 missing (given: ")

@@ -9,13 +9,14 @@ import subprocess
 import sys
 
 import pytest
+
 from callstream.case import splittings_of
+from callstream.cli import main
 from callstream.errors import UsageError
 from callstream.implementations import DEFAULT
 from callstream.scenario import default_corpus, load_scenarios
 from callstream.shard import Shard, corpus_fingerprint
 from callstream.spec import Scenario
-
 from tests.test_runner import run_on, scenario
 
 CORPUS = list(load_scenarios(default_corpus()).scenarios)
@@ -125,3 +126,13 @@ def test_a_shard_selects_after_k() -> None:
     _, report = run_on(DEFAULT, scenarios, select="json", shard=Shard(2, 2))
     assert {r.scenario for r in report.results} == {"oc-c"}
     assert report.header_fields["shard"]["scenarios"] == 2
+
+
+def test_the_command_line_refuses_a_bad_shard_naming_the_option(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``callstream run --shard 4/3`` exits 2 before running anything, naming --shard."""
+    assert main(["run", "--shard", "4/3", "-k", "oc-l-"]) == 2
+    assert capsys.readouterr().err == (
+        "callstream: error: --shard 4/3: K must be between 1 and N, as in 1/3\n"
+    )
