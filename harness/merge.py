@@ -152,8 +152,8 @@ def merge_command(
         print(f"callstream: left out {shard.name}: its run did not finish", file=stderr)
     if merged.missing:
         print(
-            f"callstream: {_shards(merged.missing, count)} missing: the merged report lacks "
-            "their cases",
+            f"callstream: merged without {_shards(merged.missing, count)}: the report lacks "
+            + ("its cases" if len(merged.missing) == 1 else "their cases"),
             file=stderr,
         )
     stdout.write(

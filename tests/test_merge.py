@@ -140,7 +140,7 @@ def test_allow_partial_merges_what_there_is_and_says_what_is_missing(
     code, stdout, stderr = merge(tmp_path / "merged", runs / "1", runs / "3", allow_partial=True)
     report = load_report(tmp_path / "merged")
     assert code == 0
-    assert stderr == "callstream: shard 2/3 missing: the merged report lacks their cases\n"
+    assert stderr == "callstream: merged without shard 2/3: the report lacks its cases\n"
     assert stdout.startswith("merged 2/3 shards: 5 cases of 3 scenarios: 4 passed, 0 failed")
     assert report.header["merged"] == {"count": 3, "shards": [1, 3], "missing": [2]}
     assert report.footer is not None
@@ -206,7 +206,7 @@ def test_an_unfinished_shard_is_refused_or_left_out(runs: Path, tmp_path: Path) 
     code, _, stderr = merge(tmp_path / "merged", runs / "1", cut, runs / "3", allow_partial=True)
     assert code == 0
     assert "left out " in stderr
-    assert "shard 2/3 missing" in stderr
+    assert "merged without shard 2/3" in stderr
     assert load_report(tmp_path / "merged").header["merged"]["missing"] == [2]
 
 
