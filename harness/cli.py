@@ -32,6 +32,7 @@ from .assemble import READ_SIZE, AssembleRun, assemble_stream
 from .completion import SHELLS, completion_script
 from .connect import load_implementation
 from .errors import HarnessError, UsageError, missing_extra
+from .explain import explanation
 from .implementations import DEFAULT
 from .lint import lint
 from .merge import merge_command
@@ -240,6 +241,18 @@ def _parser() -> argparse.ArgumentParser:
         "for folders, off when only files are named)",
     )
     lint_command.set_defaults(command=_lint)
+
+    explain = command(
+        "explain",
+        "print a rule or a quirk: its text, checks, scenarios and tests",
+        "Print a rule (A3) or a quirk (openai-chat/C3, or C20 where no rule has the id) from "
+        "docs/rules.md: its text, why, what each profile does and the decisions taken; then "
+        "the checks that prove it, the built-in scenarios that cite it and, in a checkout, the "
+        "tests. Without an id, list every rule and quirk. Exits 2 for an unknown id, naming "
+        "the closest.",
+    )
+    explain.add_argument("id", nargs="?", metavar="ID", help="default: list them all")
+    explain.set_defaults(command=_explain)
 
     fuzz_command = command(
         "fuzz",
@@ -802,6 +815,11 @@ def _lint(args: argparse.Namespace) -> int:
     if report.problems:
         return UsageError.exit_code
     print(report.summary)
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    sys.stdout.write(explanation(args.id))
     return 0
 
 

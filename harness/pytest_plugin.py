@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr, TracebackStyle
 
     from .case import CaseResult
-    from .connect import Implementation
+    from .declaration import Implementation
     from .runner import Case
 
 __all__ = ["CaseFailed", "CaseItem", "Corpus"]

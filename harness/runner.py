@@ -47,7 +47,8 @@ from rich.progress import Progress as RichProgress
 
 from .case import OUTCOMES, CaseResult, Outcome, run_case, splittings_of
 from .checks import CHECKS, Failure
-from .connect import Applicability, Declaration, Implementation, load_implementation
+from .connect import load_implementation
+from .declaration import Applicability, Declaration, Implementation
 from .errors import HarnessError, UsageError
 from .processes import WorkerContext, become_subreaper, kill_group, kill_tree, worker_context
 from .report import ReportWriter, new_run_folder

@@ -40,7 +40,7 @@ from langchain_openai import ChatOpenAI
 
 from callstream.reference import Tool
 
-from ..connect import Declaration
+from ..declaration import Declaration
 from ._http import MESSAGES, TIMEOUT, HttpAdapter, call_result, in_band_error, openai_tools
 
 __all__ = ["LangChain", "chat_openai"]

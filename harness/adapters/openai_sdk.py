@@ -47,7 +47,7 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 
 from callstream.reference import Tool
 
-from ..connect import Declaration
+from ..declaration import Declaration
 from ._http import MESSAGES, TIMEOUT, HttpAdapter, call_result, in_band_error, openai_tools
 
 __all__ = [
