@@ -102,6 +102,7 @@ def test_completion_script_completes_commands_and_options_in_bash() -> None:
     assert complete("r") == ["run", "report", "replay"]
     assert complete("fuzz", "--se") == ["--seed"]
     assert "--scenarios" in complete("run", "--s")
+    assert complete("report", "m") == ["merge"]
 
 
 def test_zsh_completion_goes_through_bashcompinit() -> None:
