@@ -337,10 +337,13 @@ def _result_problems(result: Any, exposed: Collection[str]) -> list[str]:
         missing = [name for name in ("status", "arguments_text") if not hasattr(result, name)]
         return [f"{_a(result)} has no attribute {name!r}" for name in missing]
     fields = _fields(result)
+    # Without 'status' exposed, a result handed back with none is ready (docs/contract.md).
+    ready_by_default = "status" not in exposed and _value(fields["status"]) in (None, _ABSENT)
     problems = [
         message
         for name, rule in _RULES.items()
         if rule.observable is None or rule.observable in exposed
+        if not (name == "status" and ready_by_default)
         if (message := rule.problem(name, fields[name])) is not None
     ]
     status, reason = _value(fields["status"]), _value(fields["reason"])

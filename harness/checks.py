@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from callstream.reference.validate import parse_int
@@ -499,6 +499,7 @@ def run_checks(
     """Judge ``seen`` by every check that applies to an expectation of ``kind`` and that can
     observe what it reads in ``exposed``; each failure filed under the rules it proves,
     narrowed to those of ``cited`` (the scenario's rules) where it could prove several."""
+    seen = handed_back_as_ready(seen, exposed)
     failures: list[Failure] = []
     not_observable: list[str] = []
     for check in CHECKS:
@@ -512,6 +513,18 @@ def run_checks(
             for problem in check.function(expected, seen, exposed)
         ]
     return Judgement(tuple(failures), tuple(not_observable))
+
+
+def handed_back_as_ready(seen: Observation, exposed: Collection[str]) -> Observation:
+    """``seen`` as the contract reads it: where an implementation does not expose ``status``,
+    a result it hands back without one is ready (its caller would run it, docs/contract.md)."""
+    if "status" in exposed or all(r.result.status is not None for r in seen.releases):
+        return seen
+    releases = tuple(
+        replace(r, result=replace(r.result, status="ready")) if r.result.status is None else r
+        for r in seen.releases
+    )
+    return replace(seen, releases=releases)
 
 
 def _observable(check: Check, seen: Observation, exposed: Collection[str]) -> bool:

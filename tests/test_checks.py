@@ -144,3 +144,21 @@ def test_a_result_that_is_none_is_named_as_none_not_nonetype() -> None:
     """What observe records when a list of results holds None."""
     with pytest.raises(TypeError, match=r"got None$"):
         Observed.from_result(None)
+
+
+def test_without_status_exposed_a_call_handed_back_is_ready() -> None:
+    """An implementation that does not expose ``status`` hands calls back for its caller to
+    run: a result without a status is judged ready, so a plain call passes and a call cut by
+    the token limit fails as run, not as a result outside the contract."""
+    exposed = [name for name in OBSERVABLES if name not in ("status", "reason")]
+    bare = {key: value for key, value in READY.items() if key not in ("status", "reason")}
+
+    def judged(spec: StreamSpec, result: dict[str, Any]) -> list[str]:
+        expected = expect(spec, render(spec), "lenient")
+        seen = Observation((Release(0, 10**6, Observed.from_result(result)),))
+        return [f.check for f in run_checks(expected, seen, "must", exposed).failures]
+
+    assert judged(PLAIN, bare) == []
+    cut = {**bare, "arguments_text": '{"city": "Par', "arguments": None}
+    assert "safe_release" in judged(TRUNCATED, cut)
+    assert "contract" not in judged(TRUNCATED, cut)
