@@ -41,16 +41,18 @@ _ROOT = Path(__file__).resolve().parent.parent
 if str(_ROOT) not in sys.path:  # also runnable as ``python bench/bench_fuzz.py``
     sys.path.insert(0, str(_ROOT))
 
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
 from callstream import strategies  # noqa: E402
 from callstream.checks import run_checks  # noqa: E402
-from callstream.connect import Implementation, load_implementation  # noqa: E402
+from callstream.connect import load_implementation  # noqa: E402
+from callstream.declaration import Implementation  # noqa: E402
 from callstream.fuzz import _InProcess, _Isolated, fuzz  # noqa: E402
 from callstream.observe import observe  # noqa: E402
 from callstream.oracle import expect  # noqa: E402
 from callstream.render import render  # noqa: E402
 from callstream.split import chunkings  # noqa: E402
-from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 STAGES = (
     ("scenario", "drawing the scenario (generators + the oracle's predictability check)"),

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
+
 from callstream.reference import SSEDecoder, SSELimitError
 
 from .cassette import (

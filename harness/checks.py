@@ -1,7 +1,7 @@
 """Checks: small named functions comparing an Observation with an Expectation.
 
 Each check reads some of what an implementation exposes (its ``observes``: see
-``callstream.connect.OBSERVABLES``) and returns the problems it found, each a sentence a person
+``callstream.declaration.OBSERVABLES``) and returns the problems it found, each a sentence a person
 can act on, filed under the rule it proves: a call released ready that must be rejected
 ``truncated`` breaks C3, one whose text differs breaks A2, whatever else the scenario cites.
 Where a problem could prove one of several rules, it is filed under those the scenario cites,
@@ -24,9 +24,10 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from callstream.reference._validate import parse_int
+from callstream.reference.validate import parse_int
 
 from .observe import Observation, Observed
+from .rules import failure_pointer
 from .spec import Expected, ExpectedCall
 
 __all__ = ["CHECKS", "REASON_RULES", "STATUSES", "Check", "Failure", "Judgement", "run_checks"]
@@ -69,6 +70,11 @@ class Failure:
     check: str
     rules: tuple[str, ...]
     message: str
+
+    @property
+    def pointer(self) -> str:
+        """Its rules and where to read about them: ``A3; callstream explain A3``."""
+        return failure_pointer(self.rules)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,31 +22,45 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Iterator, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import IO, Any, TextIO
 
 from callstream.reference import PROFILES
 
 from .assemble import READ_SIZE, AssembleRun, assemble_stream
+from .completion import SHELLS, completion_script
 from .connect import load_implementation
-from .errors import HarnessError, UsageError
+from .errors import HarnessError, UsageError, missing_extra
+from .explain import explanation
 from .implementations import DEFAULT
 from .lint import lint
+from .regressions import REGRESSIONS
 from .report import new_run_folder
 from .runner import _INTERRUPTED, run_command
-from .scenario import default_corpus, load_scenarios
+from .scenario import corpus_paths, load_scenarios
 from .tools import load_tools
 
 __all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code. Bare ``callstream`` prints the help."""
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
     args.argv = ["callstream", *(sys.argv[1:] if argv is None else argv)]
     try:
         code: int = args.command(args)
+    except ModuleNotFoundError as exc:
+        extra = missing_extra(exc)
+        if extra is None:
+            print(f"callstream: internal error: {_gist(exc)}; {_log_traceback()}", file=sys.stderr)
+            return HarnessError.exit_code
+        print(f"callstream {args.argv[1]}: {extra}", file=sys.stderr)
+        return extra.exit_code
     except HarnessError as exc:
         print(f"callstream: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -86,21 +100,42 @@ def _log_traceback() -> str:
     return f"the traceback is in {log.name}"
 
 
+EXIT_CODES = """exit codes:
+  0    everything passed
+  1    the implementation or the stream failed (a case failed, a call was rejected)
+  2    usage or input error, printed as path:line: message (or a missing extra to install)
+  3    callstream itself failed: one line, and the log file that holds the traceback
+  130  interrupted"""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="callstream",
         description="Conformance suite and fuzzer for streamed tool-call assemblers.",
+        epilog=f"{EXIT_CODES}\n\nThe rules: callstream explain; one command: callstream "
+        "COMMAND --help.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"callstream {_version()}")
+    parser.set_defaults(command=None)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
 
-    assemble = commands.add_parser(
+    def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(
+            name,
+            help=summary,
+            description=description,
+            epilog=EXIT_CODES,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        return sub
+
+    assemble = command(
         "assemble",
-        help="run a recorded SSE stream through the reference assembler",
-        description=(
-            "Feed a recorded response body (text/event-stream) to the reference assembler and "
-            "print one JSON object per tool call, then a summary with the findings. Exits 1 if "
-            "any call was rejected."
-        ),
+        "run a recorded SSE stream through the reference assembler",
+        "Feed a recorded response body (text/event-stream) to the reference assembler and "
+        "print one JSON object per tool call, then a summary with the findings. Exits 1 if "
+        "any call was rejected.",
     )
     assemble.add_argument("file", help="recorded stream, or - for standard input")
     assemble.add_argument(
@@ -127,79 +162,40 @@ def _parser() -> argparse.ArgumentParser:
     )
     assemble.set_defaults(command=_assemble)
 
-    run = commands.add_parser(
+    run = command(
         "run",
-        help="run the scenario corpus against an implementation",
-        description=(
-            "Run every case (scenario × the declared profile × splitting) on the implementation "
-            "in worker processes, each stream within a timeout; write the report folder and "
-            "print a summary. Exits 0 when every case that ran passed, 1 when any failed, 2 on "
-            "scenario or usage errors, 3 when the harness itself failed."
-        ),
+        "run the scenario corpus against an implementation",
+        "Run every case (scenario × the declared profile × splitting) on the implementation "
+        "in worker processes, each stream within a timeout; write the report folder and print "
+        "a summary. Exits 0 when every case that ran passed, 1 when any failed, 2 on scenario "
+        "or usage errors, 3 when the harness itself failed.",
     )
-    run.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="scenario files or folders (default: the corpus in scenarios/)",
-    )
-    run.add_argument(
-        "--impl",
-        default=DEFAULT,
-        metavar="CONNECTABLE",
-        help="the implementation, as py:module:factory or cmd:'PROGRAM ARGS' (default: the "
-        "reference, lenient)",
-    )
-    run.add_argument(
-        "--validate-protocol",
-        action="store_true",
-        help="check every pipe-protocol message, both ways, against its schema (cmd: only)",
-    )
-    run.add_argument(
-        "-k",
-        dest="select",
-        metavar="EXPR",
-        help="only scenarios whose id contains a term, or that carry it as a tag or cite it as "
-        "a rule; comma-separated terms, any may match",
-    )
-    run.add_argument("--max-fail", type=_positive, metavar="N", help="stop after N failed cases")
-    run.add_argument(
-        "--jobs",
-        type=_positive,
-        default=os.cpu_count() or 1,
-        metavar="N",
-        help="worker processes (default: one per CPU, %(default)s)",
-    )
-    run.add_argument(
-        "--timeout",
-        type=_seconds,
-        metavar="S",
+    _corpus_options(run)
+    _impl_options(run)
+    _selection_options(run)
+    _jobs_option(run, default=os.cpu_count() or 1)
+    _timeout_option(
+        run,
+        default=None,
         help="seconds one stream of a case may take before its worker is killed (default: 10 "
         "in process, 60 for cmd: and http:, where every chunk is a round trip)",
     )
-    run.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        help="the report folder (default: a new reports/run-<timestamp>/)",
-    )
+    _out_option(run, "run")
     run.set_defaults(command=_run)
 
-    lint_command = commands.add_parser(
+    lint_command = command(
         "lint",
-        help="check scenario files: schema, tools, rules, the oracle, ids and coverage",
-        description=(
-            "Load scenario files as a run would and report every problem as path:line: message; "
-            "then check that every rule and openai-chat quirk is covered. Exits 2 if anything "
-            "is wrong."
-        ),
+        "check scenario files: schema, tools, rules, the oracle, ids and coverage",
+        "Load scenario files as a run would and report every problem as path:line: message; "
+        "then check that every rule and openai-chat quirk is covered. Exits 2 if anything is "
+        "wrong.",
     )
     lint_command.add_argument(
         "paths",
         nargs="*",
         type=Path,
         metavar="PATH",
-        help="scenario files or folders (default: scenarios/openai-chat and scenarios/regressions)",
+        help="scenario files or folders (default: the built-in corpus)",
     )
     lint_command.add_argument(
         "--coverage",
@@ -210,24 +206,28 @@ def _parser() -> argparse.ArgumentParser:
     )
     lint_command.set_defaults(command=_lint)
 
-    fuzz_command = commands.add_parser(
+    explain = command(
+        "explain",
+        "print a rule or a quirk: its text, checks, scenarios and tests",
+        "Print a rule (A3) or a quirk (openai-chat/C3, or C20 where no rule has the id) from "
+        "docs/rules.md: its text, why, what each profile does and the decisions taken; then "
+        "the checks that prove it, the built-in scenarios that cite it and, in a checkout, the "
+        "tests. Without an id, list every rule and quirk. Exits 2 for an unknown id, naming "
+        "the closest.",
+    )
+    explain.add_argument("id", nargs="?", metavar="ID", help="default: list them all")
+    explain.set_defaults(command=_explain)
+
+    fuzz_command = command(
         "fuzz",
-        help="generate adversarial streams against an implementation; keep what fails",
-        description=(
-            "Draw streams from callstream's Hypothesis generators, judge them with the same "
-            "oracle and checks as `run`, shrink a failure to a minimal stream, save it as a YAML "
-            "scenario that `callstream run` reproduces, and write the same reports. Exits 0 when "
-            "nothing was found, 1 when the implementation failed, 2 on usage errors."
-        ),
+        "generate adversarial streams against an implementation; keep what fails",
+        "Draw streams from callstream's Hypothesis generators, judge them with the same oracle "
+        "and checks as `run`, shrink a failure to a minimal stream, save it as a YAML scenario "
+        "that `callstream run` reproduces, and write the same reports. Exits 0 when nothing was "
+        "found, 1 when the implementation failed, 2 on usage errors. Needs the fuzz extra: "
+        "pip install 'callstream[fuzz]'.",
     )
-    fuzz_command.add_argument(
-        "--impl", default=DEFAULT, metavar="CONNECTABLE", help="the implementation (py:…, cmd:…)"
-    )
-    fuzz_command.add_argument(
-        "--validate-protocol",
-        action="store_true",
-        help="check every pipe-protocol message, both ways, against its schema (cmd: only)",
-    )
+    _impl_options(fuzz_command)
     budget = fuzz_command.add_mutually_exclusive_group()
     budget.add_argument("--max-examples", type=_positive, metavar="N", help="example budget")
     budget.add_argument(
@@ -235,18 +235,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     fuzz_command.add_argument("--profile", choices=("dev", "ci", "nightly"), default="dev")
     fuzz_command.add_argument(
-        "--workers",
-        type=_positive,
-        default=1,
+        "--seed",
+        type=int,
         metavar="N",
+        help="search from this seed: the same seed, budget and implementation draw the same "
+        "examples (no example database is used then)",
+    )
+    _jobs_option(
+        fuzz_command,
+        default=1,
+        aliases=("--workers",),
         help="search in N processes that share the example database and split the budget "
         "(default: 1)",
     )
-    fuzz_command.add_argument(
-        "--timeout",
-        type=_seconds,
+    _timeout_option(
+        fuzz_command,
         default=10.0,
-        metavar="S",
         help="seconds one example's stream may take before it fails no_hang (default: 10)",
     )
     fuzz_command.add_argument(
@@ -269,33 +273,25 @@ def _parser() -> argparse.ArgumentParser:
     fuzz_command.add_argument(
         "--save-regressions",
         type=Path,
-        default=Path("scenarios/regressions"),
+        default=REGRESSIONS,
         metavar="DIR",
-        help="where a shrunk find is written as YAML (default: %(default)s)",
+        help="where a shrunk find is written as YAML (default: %(default)s, under the working "
+        "directory)",
     )
-    fuzz_command.add_argument("--out", type=Path, metavar="DIR", help="the report folder")
+    _out_option(fuzz_command, "fuzz")
     fuzz_command.set_defaults(command=_fuzz)
 
-    serve = commands.add_parser(
+    serve = command(
         "serve",
-        help="serve scenarios from a local OpenAI-compatible provider emulator",
-        description=(
-            "Answer POST /v1/chat/completions with the scenario the request's model names "
-            "(scenario:<id>, or scenario:<id>@<splitting> to cut it: whole, bytes, random-3, "
-            "at-5,9), each chunk its own write; GET /v1/models lists them. Point any client "
-            "at it with base_url http://HOST:PORT/v1. ^C stops it."
-        ),
+        "serve scenarios from a local OpenAI-compatible provider emulator",
+        "Answer POST /v1/chat/completions with the scenario the request's model names "
+        "(scenario:<id>, or scenario:<id>@<splitting> to cut it: whole, bytes, random-3, "
+        "at-5,9), each chunk its own write; GET /v1/models lists them. Point any client at it "
+        "with base_url http://HOST:PORT/v1. ^C stops it. Needs the serve extra.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="default: %(default)s")
     serve.add_argument("--port", type=int, default=8000, help="default: %(default)s")
-    serve.add_argument(
-        "--scenarios",
-        dest="paths",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="scenario files or folders (repeatable; default: the corpus)",
-    )
+    _scenarios_option(serve)
     serve.add_argument(
         "--delay",
         type=_pause,
@@ -309,20 +305,18 @@ def _parser() -> argparse.ArgumentParser:
         help="answer every model that is not a scenario as this emulated route: openai, gemini, "
         "ollama, litellm, vllm, openrouter, azure or never-finishes (route:<name> always works)",
     )
-    serve.set_defaults(command=_serve)
+    serve.set_defaults(command=_serve, paths=[])
 
-    certify_command = commands.add_parser(
+    certify_command = command(
         "certify",
-        help="certify a live OpenAI-compatible route: probes, cassettes, a certificate",
-        description=(
-            "Send each probe (a long-arguments call, a parameterless tool, parallel calls, "
-            "tool_choice required and named, a max_tokens cut, text then a call, include_usage) "
-            "to the route through httpx, streaming and, where it helps, not streaming; record "
-            "every answer byte for byte as a cassette (secrets scrubbed); check it under the "
-            "profile; write certificate.json, .md and .html beside the usual reports. Exits 0 on "
-            "pass or pass with findings (warnings only), 1 on fail, 2 on usage errors, 3 when "
-            "the harness itself failed."
-        ),
+        "certify a live OpenAI-compatible route: probes, cassettes, a certificate",
+        "Send each probe (a long-arguments call, a parameterless tool, parallel calls, "
+        "tool_choice required and named, a max_tokens cut, text then a call, include_usage) to "
+        "the route through httpx, streaming and, where it helps, not streaming; record every "
+        "answer byte for byte as a cassette (secrets scrubbed); check it under the profile; "
+        "write certificate.json, .md and .html beside the usual reports. Exits 0 on pass or "
+        "pass with findings (warnings only), 1 on fail, 2 on usage errors, 3 when the harness "
+        "itself failed. Needs the serve extra (httpx).",
     )
     certify_command.add_argument(
         "--base-url", required=True, metavar="URL", help="the route, as a client's base_url (…/v1)"
@@ -355,11 +349,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="run each probe N times: a check that fails in some runs only is flaky (default: 1)",
     )
-    certify_command.add_argument(
-        "--timeout",
-        type=_seconds,
+    _timeout_option(
+        certify_command,
         default=30.0,
-        metavar="S",
         help="the most seconds to connect, to the first data event and between two data "
         "events; keep-alive comments are not progress (default: %(default)s)",
     )
@@ -377,19 +369,15 @@ def _parser() -> argparse.ArgumentParser:
         help="the most bytes of one answer read; a longer answer is a finding (default: "
         "%(default)s)",
     )
-    certify_command.add_argument(
-        "--out", type=Path, metavar="DIR", help="where to write (default: reports/certify-<time>/)"
-    )
+    _out_option(certify_command, "certify")
     certify_command.set_defaults(command=_certify)
 
-    replay_command = commands.add_parser(
+    replay_command = command(
         "replay",
-        help="re-check cassettes offline, as certify checked them",
-        description=(
-            "Load cassettes (files, or folders holding *.cassette.jsonl), pair each streamed "
-            "answer with its non-streaming twin, and run the certify checks again; print the "
-            "verdict and, with --out, write the certificate and reports. Exit codes as certify."
-        ),
+        "re-check cassettes offline, as certify checked them",
+        "Load cassettes (files, or folders holding *.cassette.jsonl), pair each streamed answer "
+        "with its non-streaming twin, and run the certify checks again; print the verdict and, "
+        "with --out, write the certificate and reports. Exit codes as certify.",
     )
     replay_command.add_argument("cassettes", nargs="+", type=Path, metavar="CASSETTE")
     replay_command.add_argument(
@@ -400,19 +388,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     replay_command.set_defaults(command=_replay)
 
-    matrix = commands.add_parser(
+    matrix = command(
         "matrix",
-        help="run the corpus through every installed client library (http: adapters)",
-        description=(
-            "Run the corpus on each installed http: adapter (openai, openai-state, "
-            "openai-done-events, langchain, litellm) through the normal runner, writing each "
-            "one's report folder, then matrix.md and matrix.html: library × rule, pass / fail / "
-            "not observable, each failure with its repro. Exits 0 once the matrix is written."
-        ),
+        "run the corpus through every installed client library (http: adapters)",
+        "Run the corpus on each installed http: adapter (openai, openai-state, "
+        "openai-done-events, langchain, litellm) through the normal runner, writing each one's "
+        "report folder, then matrix.md and matrix.html: library × rule, pass / fail / not "
+        "observable, each failure with its repro. Exits 0 once the matrix is written. Needs the "
+        "adapters extra.",
     )
-    matrix.add_argument(
-        "paths", nargs="*", metavar="PATH", help="scenario files or folders (default: the corpus)"
-    )
+    _corpus_options(matrix)
     matrix.add_argument(
         "--adapters", metavar="A,B", help="comma-separated adapter names (default: installed)"
     )
@@ -431,22 +416,123 @@ def _parser() -> argparse.ArgumentParser:
         metavar="S,S",
         help="comma-separated splittings (default: whole,random-1,random-2)",
     )
-    matrix.add_argument(
-        "--jobs",
-        type=_positive,
+    _jobs_option(
+        matrix,
         default=os.cpu_count() or 1,
-        metavar="N",
         help="worker processes per adapter (default: %(default)s)",
     )
-    matrix.add_argument(
-        "--timeout",
-        type=_seconds,
-        default=30.0,
-        metavar="S",
-        help="seconds one stream may take (default: %(default)s)",
-    )
+    _timeout_option(matrix, default=30.0, help="seconds one stream may take (default: %(default)s)")
     matrix.set_defaults(command=_matrix)
+
+    completion = command(
+        "completion",
+        "print a shell completion script",
+        'Print a completion script for the shell: eval "$(callstream completion bash)" in '
+        "~/.bashrc, or the same with zsh in ~/.zshrc.",
+    )
+    completion.add_argument("shell", choices=SHELLS)
+    completion.set_defaults(command=lambda args: _completion(parser, args))
     return parser
+
+
+# -- options shared by several commands: each declared once ------------------------------------
+
+
+def _impl_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--impl",
+        default=DEFAULT,
+        metavar="CONNECTABLE",
+        help="the implementation: py:module:factory, cmd:'PROGRAM ARGS' or http:ADAPTER "
+        "(default: the reference, lenient)",
+    )
+    command.add_argument(
+        "--validate-protocol",
+        action="store_true",
+        help="check every pipe-protocol message, both ways, against its schema (cmd: only)",
+    )
+
+
+def _corpus_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="scenario files or folders to run instead of the built-in corpus",
+    )
+    _scenarios_option(command)
+
+
+def _scenarios_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--scenarios",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="your own scenario file or folder, added to the built-in corpus (repeatable)",
+    )
+
+
+def _selection_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "-k",
+        dest="select",
+        metavar="EXPR",
+        help="only scenarios whose id contains a term, or that carry it as a tag or cite it as "
+        "a rule; comma-separated terms, any may match",
+    )
+    command.add_argument(
+        "--max-fail",
+        "--maxfail",
+        dest="max_fail",
+        type=_positive,
+        metavar="N",
+        help="stop after N failed cases",
+    )
+
+
+def _jobs_option(
+    command: argparse.ArgumentParser,
+    *,
+    default: int,
+    aliases: tuple[str, ...] = (),
+    help: str = "worker processes (default: one per CPU, %(default)s)",
+) -> None:
+    command.add_argument(
+        "--jobs",
+        "-j",
+        *aliases,
+        dest="jobs",
+        type=_positive,
+        default=default,
+        metavar="N",
+        help=help,
+    )
+
+
+def _timeout_option(command: argparse.ArgumentParser, *, default: float | None, help: str) -> None:
+    command.add_argument("--timeout", type=_seconds, default=default, metavar="S", help=help)
+
+
+def _out_option(command: argparse.ArgumentParser, prefix: str) -> None:
+    command.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help=f"the report folder, new or empty (default: a new reports/{prefix}-<time>/)",
+    )
+
+
+def _version() -> str:
+    try:
+        return metadata.version("callstream")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _completion(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    sys.stdout.write(completion_script(parser, args.shell))
+    return 0
 
 
 def _assemble(args: argparse.Namespace) -> int:
@@ -480,6 +566,7 @@ def _run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         timeout=args.timeout,
         out=args.out,
+        scenarios=args.scenarios,
         argv=args.argv,
         stdout=sys.stdout,
         stderr=sys.stderr,
@@ -505,7 +592,8 @@ def _fuzz(args: argparse.Namespace) -> int:
         profile=args.profile,
         max_examples=args.max_examples,
         duration=args.duration,
-        workers=args.workers,
+        workers=args.jobs,
+        seed=args.seed,
         timeout=args.timeout,
         shrink_time=args.shrink_time,
         database=args.db,
@@ -522,7 +610,7 @@ def _fuzz(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from .emulator import serve  # uvicorn loads only to serve
 
-    loaded = load_scenarios([Path(path) for path in args.paths] or default_corpus())
+    loaded = load_scenarios(corpus_paths(args.paths, args.scenarios))
     for error in loaded.errors:
         print(error, file=sys.stderr)
     if loaded.errors:
@@ -633,6 +721,7 @@ def _matrix(args: argparse.Namespace) -> int:
         splittings=args.splittings,
         jobs=args.jobs,
         timeout=args.timeout,
+        scenarios=args.scenarios,
         argv=args.argv,
         stdout=sys.stdout,
         stderr=sys.stderr,
@@ -673,6 +762,11 @@ def _lint(args: argparse.Namespace) -> int:
     if report.problems:
         return UsageError.exit_code
     print(report.summary)
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    sys.stdout.write(explanation(args.id))
     return 0
 
 

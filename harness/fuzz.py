@@ -33,6 +33,7 @@ import math
 import multiprocessing
 import os
 import pickle
+import shlex
 import signal
 import tempfile
 import threading
@@ -63,11 +64,11 @@ from rich.text import Text
 from . import strategies
 from .case import CaseResult, run_case
 from .checks import CHECKS, Failure
-from .connect import Implementation, load_implementation
-from .errors import HarnessError, UsageError
-from .observe import StreamTimeout
+from .connect import load_implementation
+from .declaration import Implementation
+from .errors import HarnessError, ImplementationExit, StreamTimeout, UsageError
 from .processes import WorkerContext, worker_context
-from .regressions import regression_id, write_regression
+from .regressions import REGRESSIONS, regression_id, write_regression
 from .render import render
 from .report import ReportWriter, new_run_folder
 from .spec import Scenario, Splitting, StreamSpec
@@ -111,11 +112,6 @@ class FuzzResult:
     def exit_code(self) -> int:
         """0 nothing found, 1 the implementation failed (as ``callstream run``)."""
         return 0 if self.found is None else 1
-
-
-class ImplementationExit(Exception):
-    """The implementation raised ``SystemExit``, ``KeyboardInterrupt`` or another exception that
-    is not an ``Exception``: recorded as its crash (``no_crash``) instead of ending the search."""
 
 
 def database_for(where: str | None, *, profile: str, writable: bool) -> ExampleDatabase | None:
@@ -191,6 +187,9 @@ class _Search:
     """Seconds shrinking a failure may take (each step of a hang costs ``timeout``)."""
     worker: int = 0
     workers: int = 1
+    seed: int | None = None
+    """Where the search starts (``--seed``): each run ``batch`` of it draws from
+    ``seed + batch``. None lets Hypothesis choose (or derandomise, under ci)."""
     replay: bytes | None = None
     """The pickled choices of an example that ended a worker: replay it alone, every stream in
     a process of its own, and shrink it."""
@@ -225,7 +224,8 @@ def fuzz(
     shrink_time: float = 120.0,
     database: str | None = None,
     database_writable: bool = False,
-    save_regressions: Path | None = Path("scenarios/regressions"),
+    save_regressions: Path | None = REGRESSIONS,
+    seed: int | None = None,
     out: Path | None = None,
     argv: list[str] | None = None,
     progress: FuzzProgress | None = None,
@@ -235,7 +235,8 @@ def fuzz(
     database and split the budget (each loads the implementation from its connectable). A
     stream that takes over ``timeout`` seconds fails ``no_hang``, and one that ends the worker
     process fails ``no_crash``; shrinking stops after ``shrink_time`` seconds with the smallest
-    failure seen, which :func:`minimise` then cuts down further."""
+    failure seen, which :func:`minimise` then cuts down further. With ``seed``, the same seed,
+    budget and implementation draw the same examples (Hypothesis uses no database then)."""
     if profile not in FUZZ_PROFILES:
         raise UsageError(f"unknown fuzz profile {profile!r}; known: {', '.join(FUZZ_PROFILES)}")
     if duration is not None and profile == "ci":
@@ -258,6 +259,7 @@ def fuzz(
         timeout,
         shrink_time,
         workers=workers,
+        seed=seed,
     )
     shown = progress or _Quiet()
     shown.start(max_examples, duration)
@@ -432,7 +434,12 @@ def _search(
             check(scenario, data)
 
         # derandomised (ci): the first run's seed comes from the test, the others' from here
-        test = seed(0xCA11 + batch)(property) if search.profile == "ci" and batch else property
+        if search.seed is not None:
+            test = seed(search.seed + batch)(property)
+        elif search.profile == "ci" and batch:
+            test = seed(0xCA11 + batch)(property)
+        else:
+            test = property
         try:
             test()
         except (_Found, Flaky):
@@ -1152,9 +1159,8 @@ def describe(result: FuzzResult) -> str:
         if case.repro:
             lines += ["repro:", case.repro]
         if result.regression is not None:
-            lines.append(
-                f"saved: {result.regression} (callstream run {result.regression} reproduces it)"
-            )
+            rerun = shlex.join(["callstream", "run", "--impl", result.implementation])
+            lines.append(f"saved: {result.regression} ({rerun} {result.regression} reproduces it)")
     if result.report is not None:
         lines.append(f"report: {result.report}")
     return "\n".join(lines)

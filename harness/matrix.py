@@ -29,7 +29,8 @@ from urllib.parse import quote
 
 from .adapters import ADAPTERS, HttpAdapter, installed
 from .case import OUTCOMES, CaseResult
-from .connect import OBSERVABLES, load_implementation
+from .connect import load_implementation
+from .declaration import OBSERVABLES
 from .errors import UsageError
 from .implementations import reference
 from .observe import observe
@@ -58,7 +59,7 @@ from .report import (
 )
 from .rules import NOT_CERTIFIABLE, RULE_TEXT, RULES
 from .runner import make_progress, run, select_scenarios
-from .scenario import default_corpus, load_scenarios
+from .scenario import corpus_paths, load_scenarios
 from .spec import Scenario, Splitting
 from .split import parse_splitting
 from .triage import BUGS, Triage, load_bugs, triage
@@ -191,21 +192,22 @@ def matrix_command(
     splittings: str | None,
     jobs: int,
     timeout: float,
+    scenarios: Sequence[str] = (),
     argv: Sequence[str],
     stdout: TextIO,
     stderr: TextIO,
 ) -> int:
-    """``callstream matrix``: run the corpus (``paths``, or the default corpus) on every
-    installed adapter (or those ``adapters`` names, comma-separated) and write the matrix into
-    ``out``. Returns 0 once it is written (the libraries' failures are its content), 2 on a
-    usage or scenario error."""
+    """``callstream matrix``: run the corpus (``paths``, or the default corpus, and the user's
+    ``scenarios``) on every installed adapter (or those ``adapters`` names, comma-separated) and
+    write the matrix into ``out``. Returns 0 once it is written (the libraries' failures are its
+    content), 2 on a usage or scenario error."""
     names = _adapters(adapters)
     chosen_splittings = (
         MATRIX_SPLITTINGS
         if splittings is None
         else tuple(parse_splitting(label.strip()) for label in splittings.split(","))
     )
-    loaded = load_scenarios([Path(path) for path in paths] or default_corpus())
+    loaded = load_scenarios(corpus_paths(paths, scenarios))
     if loaded.errors:
         for error in loaded.errors:
             print(error, file=stderr)

@@ -17,15 +17,11 @@ from typing import Any
 
 from callstream.reference import Limits, Tool
 
-__all__ = ["Observation", "Observed", "Release", "StreamTimeout", "observe"]
+from .errors import StreamTimeout
+
+__all__ = ["Observation", "Observed", "Release", "observe"]
 
 _FIELDS = ("choice", "index", "id", "name", "arguments_text", "arguments", "status", "reason")
-
-
-class StreamTimeout(TimeoutError):
-    """Raised by a connection to an implementation (a program over a pipe, a server) that did not
-    answer within its timeout: :func:`observe` records the stream as hung (``no_hang``), with
-    the message, rather than as a crash."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from callstream.reference import ToolSchemaError
-from callstream.reference._validate import validator_for
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
+
+from callstream.reference import ToolSchemaError
+from callstream.reference.validate import validator_for
 
 from .cassette import remote_reference
 from .errors import UsageError

@@ -12,7 +12,7 @@ collected in corpus order in every process, so ``-n auto`` (pytest-xdist) works;
 
 Each stream of a case must finish within ``--callstream-timeout`` seconds (by default what
 ``callstream run`` gives, 10 in process): a SIGALRM timer, restarted as each stream begins,
-interrupts the implementation with :class:`~callstream.observe.StreamTimeout`, so the item fails
+interrupts the implementation with :class:`~callstream.errors.StreamTimeout`, so the item fails
 ``no_hang`` with the repro of the stream that hung and the session goes on. A signal, rather
 than the runner's worker processes, keeps the case in the test process, where ``--pdb``,
 breakpoints and coverage reach the implementation, and stops the hang instead of leaving a
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
     from .case import CaseResult
-    from .connect import Implementation
+    from .declaration import Implementation
     from .runner import Case
 
 __all__ = ["CaseFailed", "CaseItem", "Corpus"]
@@ -313,7 +313,7 @@ def _run_within(
     ``timeout`` seconds (it fails ``no_hang``); without a timeout where no signal timer can
     be set. A timer already running (pytest-timeout's, say) is set going again after."""
     from .case import run_case
-    from .observe import StreamTimeout
+    from .errors import StreamTimeout
 
     if not _can_interrupt():
         return run_case(case.scenario, case.profile, case.splitting, factory, exposed)

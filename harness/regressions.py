@@ -21,14 +21,16 @@ import base64
 import dataclasses
 import hashlib
 import json
+import shlex
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
-from callstream.reference import Tool
 from jsonschema import Draft202012Validator
+
+from callstream.reference import Tool
 
 from .scenario import load_scenarios, scenario_schema
 from .spec import CallPlan, Expected, ExpectedCall, Scenario, Splitting, StreamSpec
@@ -79,7 +81,8 @@ def scenario_to_yaml(
         f"Regression {scenario.id}: a shrunk failure kept as a scenario (the Hypothesis example",
         "database is a cache that upgrades may drop; this file is the record).",
         *(f"Found by: {note}" for note in notes),
-        f"Reproduce: callstream run {shown} --impl {implementation or 'CONNECTABLE'}",
+        "Reproduce: "
+        + shlex.join(["callstream", "run", str(shown), "--impl", implementation or "CONNECTABLE"]),
         "Keep the stream as it is; the title and rules may be edited, the id is never reused.",
     ]
     comment = "".join(f"# {_visible(line)}\n" for line in header)

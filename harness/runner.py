@@ -47,11 +47,12 @@ from rich.progress import Progress as RichProgress
 
 from .case import OUTCOMES, CaseResult, Outcome, run_case, splittings_of
 from .checks import CHECKS, Failure
-from .connect import Applicability, Declaration, Implementation, load_implementation
+from .connect import load_implementation
+from .declaration import Applicability, Declaration, Implementation
 from .errors import HarnessError, UsageError
 from .processes import WorkerContext, become_subreaper, kill_group, kill_tree, worker_context
 from .report import ReportWriter, failing_scenarios, new_run_folder, rerun_command
-from .scenario import default_corpus, load_scenarios
+from .scenario import corpus_paths, load_scenarios
 from .spec import Scenario, Splitting
 
 __all__ = [
@@ -263,21 +264,22 @@ def run_command(
     jobs: int,
     timeout: float | None,
     out: Path | None,
+    scenarios: Sequence[str] = (),
     argv: Sequence[str],
     stdout: TextIO,
     stderr: TextIO,
 ) -> int:
     """``callstream run``: load the implementation and the scenarios (``paths``, or the default
-    corpus), run, render the report into ``out`` (default: a new ``reports/run-…`` folder) and
-    print a summary. Returns the exit code: 0 every case that ran passed, 1 some failed or
-    errored, 2 scenario errors (printed as ``path:line: message``; nothing runs), 130 when
-    interrupted. As with ``python -m``, modules in the working directory can be loaded.
-    Without a ``timeout``, :func:`default_timeout` of the connectable."""
+    corpus, and beside them the user's ``scenarios``), run, render the report into ``out`` (default:
+    a new ``reports/run-…`` folder) and print a summary. Returns the exit code: 0 every case that
+    ran passed, 1 some failed or errored, 2 scenario errors (printed as ``path:line: message``;
+    nothing runs), 130 when interrupted. As with ``python -m``, modules in the working directory can
+    be loaded. Without a ``timeout``, :func:`default_timeout` of the connectable."""
     implementation = load_implementation(impl)
     given_timeout = timeout
     if timeout is None:
         timeout = default_timeout(impl)
-    loaded = load_scenarios([Path(path) for path in paths] or default_corpus())
+    loaded = load_scenarios(corpus_paths(paths, scenarios))
     if loaded.errors:
         for error in loaded.errors:
             print(error, file=stderr)
@@ -286,7 +288,7 @@ def run_command(
     if not loaded.scenarios:
         raise UsageError(f"no scenarios in {', '.join(paths) or 'the default corpus'}")
     folder = out or new_run_folder()
-    again = rerun_words(impl, paths, timeout=given_timeout)
+    again = rerun_words(impl, paths, scenarios=scenarios, timeout=given_timeout)
     with ReportWriter(folder) as writer:
         try:
             summary = run(

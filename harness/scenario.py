@@ -26,15 +26,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from callstream.reference import Limits, Tool, ToolSchemaError
-from callstream.reference._custom import input_format
-from callstream.reference._validate import validator_for
 from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 
-from .cassette import NotAStream, cassette_scenario, is_cassette
-from .errors import UsageError
-from .oracle import PROFILES, PlanError, expect
+from callstream.reference import Limits, Tool, ToolSchemaError
+from callstream.reference.validate import input_format, validator_for
+
+from .cassette import cassette_scenario, is_cassette
+from .errors import NotAStream, PlanError, UsageError
+from .oracle import PROFILES, expect
 from .render import render
 from .rules import OPENAI_CHAT_QUIRKS, RULES
 from .spec import (
@@ -53,6 +53,7 @@ __all__ = [
     "CORPUS_FOLDERS",
     "LoadResult",
     "ScenarioError",
+    "corpus_paths",
     "corpus_root",
     "default_corpus",
     "load_scenarios",
@@ -118,6 +119,16 @@ def default_corpus(root: Path | None = None) -> list[Path]:
     ``root`` (default: the checkout's ``scenarios/``), sorted by path."""
     root = corpus_root() if root is None else root
     return _expand([root / folder for folder in CORPUS_FOLDERS if (root / folder).is_dir()])
+
+
+def corpus_paths(
+    paths: Iterable[str | Path] = (), scenarios: Iterable[str | Path] = ()
+) -> list[Path]:
+    """What a command runs: the files and folders it was given (``paths``), or the built-in
+    corpus when none were, and then the user's own ``scenarios`` (``--scenarios PATH``) beside
+    them."""
+    chosen = [Path(path) for path in paths] or default_corpus()
+    return chosen + [Path(path) for path in scenarios]
 
 
 def load_scenarios(paths: Iterable[Path], catalogue: Path | None = None) -> LoadResult:

@@ -8,14 +8,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+
 from callstream.adapters import ADAPTERS, Adapter, installed, load_adapter
 from callstream.adapters._http import shared_emulator
-from callstream.connect import OBSERVABLES, load_implementation
+from callstream.connect import load_implementation
+from callstream.declaration import OBSERVABLES
 from callstream.errors import UsageError
 from callstream.reference import Limits, Tool
 from callstream.runner import expand
 from callstream.spec import CallPlan, Scenario, StreamSpec
-
 from tests.helpers import NOW, STOCK, TOOLS, args, chunk, header, sse
 
 ALL = list(ADAPTERS)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from callstream.reference import Assembler, CallPreview, CallResult, Reason, Status
 
+from callstream.reference import Assembler, CallPreview, CallResult, Reason, Status
 from tests.helpers import (
     args,
     assemble,

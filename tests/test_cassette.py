@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from callstream.cassette import (
     Chunk,
     Ended,
@@ -21,7 +22,6 @@ from callstream.cassette import (
 from callstream.cli import main
 from callstream.errors import UsageError
 from callstream.scrub import Scrubber
-
 from tests.helpers import args, chunk, header
 
 TOOLS = [

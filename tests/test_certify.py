@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from callstream.cassette import load_cassette
 from callstream.cli import main
 from callstream.emulator import Emulator

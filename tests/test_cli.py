@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from callstream.cli import main
 
 RECORDINGS = Path(__file__).parent.parent / "scenarios" / "recordings" / "openai-chat"

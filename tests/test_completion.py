@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from callstream.reference import Assembler, AssemblerClosedError, CallResult, Reason, Status
 
+from callstream.reference import Assembler, AssemblerClosedError, CallResult, Reason, Status
 from tests.helpers import (
     NOW,
     args,

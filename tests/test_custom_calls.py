@@ -12,8 +12,8 @@ import re
 from typing import Any
 
 import pytest
-from callstream.reference import Assembler, Reason, Status, Tool, ToolSchemaError
 
+from callstream.reference import Assembler, Reason, Status, Tool, ToolSchemaError
 from tests.helpers import WEATHER, args, assemble, assemble_every_way, chunk, header, quirks, sse
 
 PROFILES = ("lenient", "strict")

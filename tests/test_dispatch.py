@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 import pytest
+
 from callstream.reference import (
     Assembler,
     CallResult,
@@ -19,7 +20,6 @@ from callstream.reference import (
     release_order,
     tool_message,
 )
-
 from tests.helpers import (
     args,
     assemble,

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from callstream.emulator import Emulator, completion_of
 from callstream.render import render
 from callstream.spec import CallPlan, Scenario, StreamSpec
 from callstream.split import parse_splitting
-
 from tests.helpers import WEATHER, args, chunk, header, sse
 
 ROOT = Path(__file__).parent.parent

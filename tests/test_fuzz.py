@@ -9,8 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import callstream.reference
 import pytest
+
+import callstream.reference
 from callstream import strategies
 from callstream.case import run_case
 from callstream.cli import main

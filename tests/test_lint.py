@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from callstream.cli import main
 from callstream.lint import coverage, lint
 from callstream.rules import NOT_CERTIFIABLE, OPENAI_CHAT_QUIRKS, RULES

@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+
 from callstream.case import CaseResult
 from callstream.checks import Failure
 from callstream.cli import main
@@ -16,7 +17,6 @@ from callstream.errors import UsageError
 from callstream.matrix import MATRIX_SPLITTINGS, render_matrix, with_splittings
 from callstream.report import ReportWriter
 from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
-
 from tests.helpers import NOW
 
 PICKED = "oc-q-id-repeated-every-delta,oc-a-openai-single-call-fragmented"

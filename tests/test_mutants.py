@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pytest
-from callstream.reference import Assembler, Limits, Tool
 
 import tests.mutants
+from callstream.reference import Assembler, Limits, Tool
 from tests.helpers import TOOLS, args, chunk, header, simple_call, splits, sse
 from tests.mutants import MUTANTS, BaseAssembler
 from tests.mutants._base import CALLSTREAM

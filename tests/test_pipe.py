@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from callstream.case import CaseResult
 from callstream.checks import run_checks
 from callstream.cli import main
-from callstream.connect import OBSERVABLES, Declaration, load_implementation
+from callstream.connect import load_implementation
+from callstream.declaration import OBSERVABLES, Declaration
 from callstream.errors import UsageError
 from callstream.observe import observe
 from callstream.pipe import CommandFactory, pipe_schema, protocol_problem, with_protocol_validation
@@ -25,7 +27,6 @@ from callstream.render import render
 from callstream.runner import RunSummary, run
 from callstream.scenario import default_corpus, load_scenarios
 from callstream.spec import Expected, Scenario, Splitting
-
 from tests.fauxmplementations import TRIGGER
 from tests.helpers import WEATHER, args, chunk, header, sse
 

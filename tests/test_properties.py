@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from itertools import chain, pairwise
 from typing import Any
 
-from callstream.reference import Assembler, CallResult, Reason, Status
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from callstream.reference import Assembler, CallResult, Reason, Status
 from tests.helpers import TOOLS, args, assemble, chunk, header, simple_call, sse
 
 # --- strategies -------------------------------------------------------------------------------

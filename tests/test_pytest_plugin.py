@@ -8,6 +8,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+
 from callstream.implementations import DEFAULT
 
 pytest_plugins = ["pytester"]

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pytest
-from callstream.reference import Assembler, CallResult, Reason, Status, Tool, release_order
 
+from callstream.reference import Assembler, CallResult, Reason, Status, Tool, release_order
 from tests.helpers import (
     NOW,
     TOOLS,

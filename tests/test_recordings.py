@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from callstream import load_tools
 from callstream.reference import Reason, Status
-
 from tests.helpers import assemble_every_way, quirks
 
 RECORDINGS = Path(__file__).parent.parent / "scenarios" / "recordings" / "openai-chat"

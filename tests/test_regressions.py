@@ -11,6 +11,9 @@ from typing import Any, Literal
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
 from callstream.case import CaseResult, run_case
 from callstream.cli import main
 from callstream.implementations import reference, reference_strict
@@ -30,8 +33,6 @@ from callstream.spec import (
     StreamSpec,
     Transport,
 )
-from hypothesis import given
-from hypothesis import strategies as st
 
 LOOKUP = Tool(
     "fz_lookup-7",

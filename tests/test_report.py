@@ -13,8 +13,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-import callstream.report as report_module
 import pytest
+from jsonschema import Draft202012Validator
+
+import callstream.report as report_module
 from callstream.case import CaseResult, run_case, splittings_of
 from callstream.checks import Failure
 from callstream.errors import HarnessError, UsageError
@@ -28,7 +30,6 @@ from callstream.report import (
 )
 from callstream.rules import NOT_CERTIFIABLE, RULES
 from callstream.scenario import default_corpus, load_scenarios
-from jsonschema import Draft202012Validator
 
 SCHEMA = Path(__file__).parent.parent / "harness" / "schemas" / "report.schema.json"
 RENDERED = ("junit.xml", "summary.md", "report.html", "badge.json")

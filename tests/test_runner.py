@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from callstream.case import CaseResult
 from callstream.checks import Failure
 from callstream.cli import main
-from callstream.connect import OBSERVABLES, Declaration, load_implementation
+from callstream.connect import load_implementation
+from callstream.declaration import OBSERVABLES, Declaration
 from callstream.errors import HarnessError, UsageError
 from callstream.implementations import DEFAULT
 from callstream.reference import Tool
@@ -30,7 +32,6 @@ from callstream.runner import (
     select_scenarios,
 )
 from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
-
 from tests.fauxmplementations import TRIGGER
 
 CORPUS = str(Path(__file__).parent / "fauxmplementations" / "corpus.yaml")
@@ -426,21 +427,38 @@ def test_the_rerun_command_runs_the_failing_scenario_again(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """The command printed under a failing scenario, pasted into a shell, runs that scenario
-    alone (with the run's scenario files and timeout) and fails it the same way."""
-    impl = FAUX + "raising:factory"
-    _, stdout, _ = cli(
-        capsys, "--impl", impl, "--timeout", "7.5", "--out", str(tmp_path / "a"), CORPUS
+    alone (with the run's scenario paths, --scenarios files and timeout) and fails it the same
+    way."""
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(
+        "scenarios:\n"
+        "  - id: oc-extra-trigger\n"
+        "    title: The trigger again, in a file of the user's\n"
+        "    rules: [V6]\n"
+        "    tools: [{name: misbehave, parameters: {type: object}}]\n"
+        "    splittings: [whole, bytes]\n"
+        "    calls:\n"
+        "      - {name: misbehave, id: call_1, arguments: '{\"x\": 1}'}\n"
     )
-    failed, rerun = stdout.splitlines()[1:3]
-    assert rerun == f"  callstream run --impl {impl} --timeout 7.5 {CORPUS} -k oc-faux-trigger"
+    impl = FAUX + "raising:factory"
+    first = ["--impl", impl, "--timeout", "7.5", "--scenarios", str(extra), CORPUS]
+    _, stdout, _ = cli(capsys, *first, "--out", str(tmp_path / "a"))
+    lines = stdout.splitlines()
+    at = next(n for n, line in enumerate(lines) if line.startswith("FAILED oc-extra-trigger "))
+    failed, rerun = lines[at : at + 2]
+    assert failed.startswith("FAILED oc-extra-trigger [lenient: whole, bytes] no_crash: ")
+    assert rerun == (
+        f"  callstream run --impl {impl} --scenarios {extra} --timeout 7.5 {CORPUS} "
+        "-k oc-extra-trigger"
+    )
     words = shlex.split(rerun)
     assert words[:2] == ["callstream", "run"]
     code, again, _ = cli(capsys, *words[2:], "--out", str(tmp_path / "b"))
     assert code == 1
-    assert again.splitlines()[0].startswith("1 cases of 1 scenarios: 0 passed, 1 failed")
+    assert again.splitlines()[0].startswith("2 cases of 1 scenarios: 0 passed, 2 failed")
     assert again.splitlines()[1] == failed
     header = json.loads((tmp_path / "b" / "report.jsonl").read_text().splitlines()[0])
-    assert header["filter"] == "oc-faux-trigger"
+    assert header["filter"] == "oc-extra-trigger"
 
 
 def test_a_rerun_command_quotes_what_a_shell_would_split() -> None:

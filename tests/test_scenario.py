@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from callstream.case import run_case, splittings_of
 from callstream.reference import Assembler, Limits, Tool
 from callstream.scenario import default_corpus, load_scenarios, scenario_schema

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from itertools import accumulate, pairwise, repeat
 
 import pytest
-from callstream.reference import ServerSentEvent, SSEDecoder, SSELimitError
 from hypothesis import given
 from hypothesis import strategies as st
+
+from callstream.reference import ServerSentEvent, SSEDecoder, SSELimitError
 
 # --- helpers --------------------------------------------------------------------------------
 

@@ -16,8 +16,12 @@ import json
 import re
 from typing import Any
 
-import callstream.reference
 import pytest
+from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+import callstream.reference
 from callstream import strategies
 from callstream.case import run_case
 from callstream.oracle import expect
@@ -25,9 +29,6 @@ from callstream.reference import Limits, Tool
 from callstream.render import render
 from callstream.rules import OPENAI_CHAT_QUIRKS, RULES
 from callstream.spec import CallPlan, Ending, Scenario, Splitting, StreamSpec, Transport
-from hypothesis import HealthCheck, Phase, find, given, settings
-from hypothesis import strategies as st
-from jsonschema import Draft202012Validator
 
 Case = tuple[Scenario, Splitting]
 FIND = settings(

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+
 from callstream.reference import (
     Assembler,
     CallResult,
@@ -25,7 +26,6 @@ from callstream.reference import (
     Tool,
     ToolSchemaError,
 )
-
 from tests.helpers import (
     TOOLS,
     args,

@@ -34,12 +34,13 @@ from functools import cache
 from typing import Any
 
 import openai
-from callstream.reference import Tool
 from langchain_core.messages import AIMessageChunk, BaseMessageChunk
 from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
 
-from ..connect import Declaration
+from callstream.reference import Tool
+
+from ..declaration import Declaration
 from ._http import MESSAGES, TIMEOUT, HttpAdapter, call_result, in_band_error, openai_tools
 
 __all__ = ["LangChain", "chat_openai"]

@@ -44,9 +44,10 @@ from typing import Any
 
 import litellm
 import openai
+
 from callstream.reference import Tool
 
-from ..connect import Declaration
+from ..declaration import Declaration
 from ._http import (
     MESSAGES,
     TIMEOUT,

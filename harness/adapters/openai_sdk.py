@@ -43,10 +43,11 @@ from functools import cache
 from typing import Any
 
 import openai
-from callstream.reference import Tool
 from openai.lib.streaming.chat import ChatCompletionStreamState
 
-from ..connect import Declaration
+from callstream.reference import Tool
+
+from ..declaration import Declaration
 from ._http import MESSAGES, TIMEOUT, HttpAdapter, call_result, in_band_error, openai_tools
 
 __all__ = [

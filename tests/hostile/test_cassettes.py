@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from callstream import cassette as cassette_module
 from callstream.cassette import (
     Chunk,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from callstream.cassette import load_cassette
 from callstream.cli import main
 

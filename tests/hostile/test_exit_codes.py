@@ -10,8 +10,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, NoReturn
 
-import callstream.cli
 import pytest
+
+import callstream.cli
 from callstream.cli import main
 from callstream.errors import HarnessError
 

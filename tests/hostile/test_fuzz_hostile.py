@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from callstream.cli import main
 from callstream.connect import load_implementation
 from callstream.fuzz import _InProcess, _Isolated, fuzz
@@ -23,7 +24,6 @@ from callstream.report import load_report
 from callstream.scenario import load_scenarios
 from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
 from callstream.strategies import scenario_for
-
 from tests.fauxmplementations.fuzz_hostile import HOSTILE
 
 HOSTILE_MODULE = "py:tests.fauxmplementations.fuzz_hostile"

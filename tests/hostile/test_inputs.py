@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+
 from callstream.cli import main
 from callstream.scenario import MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES
 from callstream.tools import MAX_TOOLS_BYTES

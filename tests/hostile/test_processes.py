@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from callstream.connect import load_implementation
 from callstream.reference import Tool
 from callstream.runner import RunSummary, run
 from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
-
 from tests.fauxmplementations import TRIGGER
 from tests.helpers import WEATHER
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from callstream.reference import Assembler, CallResult, Status, Tool, ToolSchemaError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from callstream.reference import Assembler, CallResult, Status, Tool, ToolSchemaError
 from tests.helpers import args, chunk, header, sse
 
 SECONDS_BASE = 5.0

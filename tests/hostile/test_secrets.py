@@ -19,11 +19,12 @@ from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 import pytest
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+
 from callstream.cli import main
 from callstream.emulator import Emulator
 from callstream.scrub import ScrubbedText, Scrubber, is_credential, secrets_of_url
-from hypothesis import Phase, given, settings
-from hypothesis import strategies as st
 
 KEY = "sk-planted-7f3a9c2e/5b1d+4f60"
 KEY_LIKE = [

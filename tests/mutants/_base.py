@@ -30,8 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from callstream.reference import Limits, Reason, Tool
 from jsonschema import Draft202012Validator
+
+from callstream.reference import Limits, Reason, Tool
 
 __all__ = ["CALLSTREAM", "BaseAssembler", "Call", "StreamFailure", "factory"]
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from callstream.case import run_case
 from callstream.connect import load_implementation
 from callstream.fuzz import fuzz
 from callstream.implementations import reference
 from callstream.scenario import load_scenarios
-
 from tests.mutants import MUTANTS
 
 BUDGET = 3000
