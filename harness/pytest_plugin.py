@@ -317,11 +317,11 @@ def _run_within(
 
     if not _can_interrupt():
         return run_case(case.scenario, case.profile, case.splitting, factory, exposed)
-    fired = False
+    rings = 0
 
     def interrupt(signum: int, frame: object) -> None:
-        nonlocal fired
-        fired = True
+        nonlocal rings
+        rings += 1
         raise StreamTimeout(f"the implementation did not finish a stream within {timeout:g} s")
 
     def timed(**kwargs: Any) -> Any:
@@ -333,30 +333,33 @@ def _run_within(
     previous = signal.signal(signal.SIGALRM, interrupt)
     try:
         result = run_case(case.scenario, case.profile, case.splitting, timed, exposed)
-    except StreamTimeout:  # it rang in the harness, between two calls into the implementation
-        return _hung(case, timeout)
+    except StreamTimeout:  # it rang in the harness: between two calls into the implementation,
+        return _hung(case, timeout, caught=rings > 1)  # or again after it caught the first
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if outer[0]:
             left = max(outer[0] - (time.monotonic() - started), 0.001)
             signal.setitimer(signal.ITIMER_REAL, left, outer[1])
-    if fired and not any(failure.check == "no_hang" for failure in result.failures):
-        return _hung(case, timeout, ", and the implementation caught the interruption")
+    if rings and not any(failure.check == "no_hang" for failure in result.failures):
+        return _hung(case, timeout, caught=True)
     return result
 
 
-def _hung(case: Case, timeout: float, how: str = "") -> CaseResult:
-    """The verdict on a case one of whose streams did not finish within ``timeout``."""
+def _hung(case: Case, timeout: float, *, caught: bool) -> CaseResult:
+    """The verdict on a case one of whose streams did not finish within ``timeout``; ``caught``
+    when the implementation caught the interruption."""
     from .case import CaseResult
     from .checks import CHECKS, Failure
 
     rules = next(check.rules for check in CHECKS if check.name == "no_hang")
     message = f"the implementation did not finish a stream within the timeout ({timeout:g} s)"
+    if caught:
+        message += ", and it caught the interruption"
     return CaseResult.of(
         case.scenario,
         case.profile,
         case.splitting,
         "failed",
-        failures=(Failure("no_hang", rules, message + how),),
+        failures=(Failure("no_hang", rules, message),),
     )

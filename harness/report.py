@@ -11,11 +11,14 @@ re-render a report from the file alone, later, byte for byte the same::
     junit.xml      one <testsuite> per profile, for CI test tabs
     summary.md     totals, the rule table and the failures, for CI step summaries
     report.html    one self-contained page: the rules × scenarios matrix and the failures
+                   (each scenario's cases packed, unpacked by its script), with a filter
     badge.json     a shields.io endpoint badge
 
-A scenario's verdict on a rule it cites is the verdict over its cases: failed if any case
-failed, else errored if any errored, else passed if any ran (every case that ran passed),
-else not claimed.
+Every format lists a failing scenario once (:class:`FailingScenario`): the splittings that
+went wrong, its first problem and, when the header has the run's ``rerun`` words, the command
+that runs it again. A scenario's verdict on a rule it cites is the verdict over its cases:
+failed if any case failed, else errored if any errored, else passed if any ran (every case
+that ran passed), else not claimed.
 """
 
 from __future__ import annotations

@@ -128,6 +128,43 @@ def test_a_hanging_stream_fails_no_hang_at_the_timeout_and_the_session_goes_on(
     )
 
 
+def test_an_implementation_that_catches_the_interruption_still_fails_no_hang(
+    pytester: pytest.Pytester,
+) -> None:
+    """A stream whose implementation swallows the timeout's interruption and returns is late
+    all the same: no_hang, saying so."""
+    pytester.makepyfile(
+        swallowing="""
+            import time
+            from callstream.reference import Assembler
+
+            class _Swallows:
+                def feed(self, data):
+                    try:
+                        time.sleep(60)
+                    except Exception:
+                        pass
+                    return []
+
+                def close(self):
+                    return []
+
+            def factory(*, tools, limits):
+                if any(tool.name == "misbehave" for tool in tools):
+                    return _Swallows()
+                return Assembler(tools, limits=limits)
+        """
+    )
+    result = corpus(pytester, "py:swallowing:factory", "--callstream-timeout=0.5", "-k", "trigger")
+    result.assert_outcomes(failed=1, deselected=5)
+    result.stdout.fnmatch_lines(
+        [
+            "no_hang (V5): the implementation did not finish a stream within the timeout (0.5 s), "
+            "and it caught the interruption"
+        ]
+    )
+
+
 def test_by_default_a_stream_may_take_as_long_as_callstream_run_gives_it(
     pytester: pytest.Pytester,
 ) -> None:
