@@ -35,10 +35,12 @@ from .errors import HarnessError, UsageError, missing_extra
 from .explain import explanation
 from .implementations import DEFAULT
 from .lint import lint
+from .merge import merge_command
 from .regressions import REGRESSIONS
 from .report import new_run_folder
 from .runner import _INTERRUPTED, run_command
 from .scenario import corpus_paths, load_scenarios
+from .shard import Shard
 from .tools import load_tools
 
 __all__ = ["main"]
@@ -181,7 +183,41 @@ def _parser() -> argparse.ArgumentParser:
         "in process, 60 for cmd: and http:, where every chunk is a round trip)",
     )
     _out_option(run, "run")
+    run.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only the K-th of N slices of the selection, for N CI jobs; join their "
+        "reports with callstream report merge",
+    )
     run.set_defaults(command=_run)
+
+    report = command(
+        "report",
+        "work on report folders: merge the reports of a run's shards",
+        "Commands on the report folders that run, fuzz and certify write.",
+    )
+    report.set_defaults(command=lambda args: _print_help(report))
+    merge = report.add_subparsers(title="commands", metavar="COMMAND").add_parser(
+        "merge",
+        help="join the reports of a run's shards into the report of the whole run",
+        description="Join the report folders of the shards of one run (callstream run "
+        "--shard K/N) into OUT, rendering every format as a single run would. Refuses reports "
+        "of different implementations or corpora, overlapping shards and, unless "
+        "--allow-partial, missing or unfinished ones. Exits 0 when every case passed, 1 when "
+        "any failed, 2 on usage or input errors.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    merge.add_argument("out", type=Path, metavar="OUT", help="the merged report folder, new")
+    merge.add_argument(
+        "reports", nargs="+", metavar="REPORT_DIR", help="the shards' report folders, any order"
+    )
+    merge.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="merge without the shards that are missing or did not finish (the report says which)",
+    )
+    merge.set_defaults(command=_report_merge)
 
     lint_command = command(
         "lint",
@@ -568,6 +604,23 @@ def _run(args: argparse.Namespace) -> int:
         out=args.out,
         scenarios=args.scenarios,
         argv=args.argv,
+        stdout=sys.stdout,
+        stderr=sys.stderr,
+        shard=None if args.shard is None else Shard.parse(args.shard),
+    )
+
+
+def _print_help(parser: argparse.ArgumentParser) -> int:
+    """A command group given no command: its help, as bare ``callstream`` prints its own."""
+    parser.print_help()
+    return 0
+
+
+def _report_merge(args: argparse.Namespace) -> int:
+    return merge_command(
+        args.out,
+        args.reports,
+        allow_partial=args.allow_partial,
         stdout=sys.stdout,
         stderr=sys.stderr,
     )

@@ -53,6 +53,7 @@ from .errors import HarnessError, UsageError
 from .processes import WorkerContext, become_subreaper, kill_group, kill_tree, worker_context
 from .report import ReportWriter, failing_scenarios, new_run_folder, rerun_command
 from .scenario import corpus_paths, load_scenarios
+from .shard import Shard
 from .spec import Scenario, Splitting
 
 __all__ = [
@@ -170,6 +171,8 @@ class RunSummary:
     """Cases planned; more than ``len(results)`` when the run stopped early."""
     stopped_early: bool
     elapsed: float
+    shard: Shard | None = None
+    """The slice of the run this was (``--shard K/N``), or None for the whole run."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -199,25 +202,31 @@ def run(
     timeout: float = 10.0,
     max_fail: int | None = None,
     select: str | None = None,
+    shard: Shard | None = None,
     progress: Progress | None = None,
     argv: Sequence[str] = (),
     rerun: Sequence[str] | None = None,
 ) -> RunSummary:
-    """Run every case of ``scenarios`` (those ``select`` picks, see :func:`select_scenarios`)
-    on ``implementation`` in ``jobs`` worker processes, killing a case whose stream does not
-    finish within ``timeout`` seconds; stop after ``max_fail`` failed cases. Writes the
-    report's header (with ``rerun``, the command line that runs one of its scenarios again
-    once given a ``-k``, see :func:`rerun_words`), results and footer."""
+    """Run every case of ``scenarios`` (those ``select`` picks, see :func:`select_scenarios`;
+    of those, ``shard``'s slice, see :class:`~callstream.shard.Shard`) on ``implementation``
+    in ``jobs`` worker processes, killing a case whose stream does not finish within
+    ``timeout`` seconds; stop after ``max_fail`` failed cases. Writes the report's header
+    (with ``rerun``, the command line that runs one of its scenarios again once given a
+    ``-k``, see :func:`rerun_words`), results and footer."""
     if jobs < 1:
         raise UsageError(f"jobs must be at least 1, not {jobs}")
     if not 0 < timeout < math.inf:
         raise UsageError(f"the timeout must be a positive number of seconds, not {timeout}")
     if max_fail is not None and max_fail < 1:
         raise UsageError(f"max_fail must be at least 1, not {max_fail}")
-    chosen = list(scenarios) if select is None else select_scenarios(scenarios, select)
+    planned = list(scenarios) if select is None else select_scenarios(scenarios, select)
+    chosen = planned if shard is None else shard.select(planned)
     cases = expand(chosen, implementation.declaration)
     clock = time.perf_counter()
-    report.header(_header(implementation, chosen, cases, select, argv, rerun))
+    header = _header(implementation, chosen, cases, select, argv, rerun)
+    if shard is not None:
+        header["shard"] = shard.describe(planned)
+    report.header(header)
     ledger = _Ledger(report, max_fail)
     shown = progress or _Silent()
     shown.start(len(cases))
@@ -244,6 +253,7 @@ def run(
         len(cases),
         len(ledger.written) < len(cases),
         time.perf_counter() - clock,
+        shard,
     )
     report.footer({"exit_code": summary.exit_code, "stopped_early": summary.stopped_early})
     return summary
@@ -268,13 +278,15 @@ def run_command(
     argv: Sequence[str],
     stdout: TextIO,
     stderr: TextIO,
+    shard: Shard | None = None,
 ) -> int:
     """``callstream run``: load the implementation and the scenarios (``paths``, or the default
     corpus, and beside them the user's ``scenarios``), run, render the report into ``out`` (default:
     a new ``reports/run-…`` folder) and print a summary. Returns the exit code: 0 every case that
     ran passed, 1 some failed or errored, 2 scenario errors (printed as ``path:line: message``;
     nothing runs), 130 when interrupted. As with ``python -m``, modules in the working directory can
-    be loaded. Without a ``timeout``, :func:`default_timeout` of the connectable."""
+    be loaded. Without a ``timeout``, :func:`default_timeout` of the connectable; with a
+    ``shard``, only its slice of the selection runs."""
     implementation = load_implementation(impl)
     given_timeout = timeout
     if timeout is None:
@@ -299,6 +311,7 @@ def run_command(
                 timeout=timeout,
                 max_fail=max_fail,
                 select=select,
+                shard=shard,
                 progress=make_progress(stderr),
                 argv=argv,
                 rerun=again,
@@ -341,7 +354,7 @@ def format_summary(
         f"{summary.cases} cases of {summary.scenarios} scenarios: {counts['passed']} passed, "
         f"{counts['failed']} failed, {counts['errored']} errored, "
         f"{counts['unsupported']} unsupported, {counts['not_applicable']} not applicable "
-        f"({summary.elapsed:.1f} s)"
+        f"({summary.elapsed:.1f} s" + (f", shard {summary.shard.label})" if summary.shard else ")")
     ]
     lines += describe_failing([result.to_dict() for result in summary.results], rerun, limit)
     failures = summary.failures
