@@ -11,19 +11,25 @@ re-render a report from the file alone, later, byte for byte the same::
     junit.xml      one <testsuite> per profile, for CI test tabs
     summary.md     totals, the rule table and the failures, for CI step summaries
     report.html    one self-contained page: the rules × scenarios matrix and the failures
+                   (each scenario's cases packed, unpacked by its script), with a filter
     badge.json     a shields.io endpoint badge
 
-A scenario's verdict on a rule it cites is the verdict over its cases: failed if any case
-failed, else errored if any errored, else passed if any ran (every case that ran passed),
-else not claimed.
+Every format lists a failing scenario once (:class:`FailingScenario`): the splittings that
+went wrong, its first problem and, when the header has the run's ``rerun`` words, the command
+that runs it again. A scenario's verdict on a rule it cites is the verdict over its cases:
+failed if any case failed, else errored if any errored, else passed if any ran (every case
+that ran passed), else not claimed.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
 import platform
 import re
+import shlex
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
@@ -45,13 +51,17 @@ from .rules import NOT_CERTIFIABLE, RULES
 __all__ = [
     "FORMAT",
     "OUTCOMES",
+    "FailingScenario",
     "Report",
     "ReportWriter",
     "RuleTally",
+    "failing_scenarios",
+    "first_problem",
     "load_report",
     "new_run_folder",
     "page_head",
     "render_reports",
+    "rerun_command",
     "rule_table",
     "write_files",
     "write_report",
@@ -87,8 +97,6 @@ _SUMMARY_DETAILED = 25
 """Failing scenarios shown in full in summary.md; the rest get one line each, up to
 ``_SUMMARY_LISTED`` (GitHub caps a step summary at 1 MiB)."""
 _SUMMARY_LISTED = 200
-_SUMMARY_OTHERS = 12
-"""The other bad cases of a scenario named in its summary.md entry."""
 
 
 class Report(NamedTuple):
@@ -466,8 +474,6 @@ class _Verdict(NamedTuple):
     rules: tuple[str, ...]
     outcome: Outcome
     cases: dict[str, int]
-    first: dict[str, int]
-    """The line number of the first case with each outcome, for links."""
 
 
 def _count(results: Iterable[Mapping[str, Any]]) -> dict[str, int]:
@@ -479,18 +485,17 @@ def _count(results: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 
 def _verdicts(results: Iterable[Mapping[str, Any]]) -> dict[str, _Verdict]:
     """Each scenario's verdict over its cases, in the order the scenarios first appear."""
-    found: dict[str, tuple[str, list[str], dict[str, int], dict[str, int]]] = {}
-    for line, result in enumerate(results, 2):
+    found: dict[str, tuple[str, list[str], dict[str, int]]] = {}
+    for result in results:
         scenario = result["scenario"]
         if scenario not in found:
-            found[scenario] = (result["title"], [], dict.fromkeys(OUTCOMES, 0), {})
-        _, rules, cases, first = found[scenario]
+            found[scenario] = (result["title"], [], dict.fromkeys(OUTCOMES, 0))
+        _, rules, cases = found[scenario]
         rules += [rule for rule in result["rules"] if rule not in rules]
         cases[result["outcome"]] += 1
-        first.setdefault(result["outcome"], line)
     return {
-        scenario: _Verdict(title, tuple(rules), _verdict(cases), cases, first)
-        for scenario, (title, rules, cases, first) in found.items()
+        scenario: _Verdict(title, tuple(rules), _verdict(cases), cases)
+        for scenario, (title, rules, cases) in found.items()
     }
 
 
@@ -588,6 +593,81 @@ def _failing(
         if result["outcome"] in ("failed", "errored"):
             failing.setdefault(result["scenario"], []).append((line, result))
     return failing
+
+
+class FailingScenario(NamedTuple):
+    """A scenario some of whose cases failed or errored, as every format lists it: once,
+    however many of its cases went wrong."""
+
+    scenario: str
+    outcome: Outcome
+    """``failed`` when any of its cases failed, else ``errored``."""
+    cases: tuple[tuple[int, Mapping[str, Any]], ...]
+    """Its bad cases, each with its line number in ``report.jsonl``, in file order."""
+
+    @property
+    def first(self) -> Mapping[str, Any]:
+        """Its first bad case."""
+        return self.cases[0][1]
+
+    def splittings(self) -> str:
+        """Where it went wrong, profile by profile: ``lenient: whole, bytes, pairs, random-1
+        and 4 more``."""
+        by_profile: dict[str, list[str]] = {}
+        for _, result in self.cases:
+            by_profile.setdefault(result["profile"], []).append(result["splitting"])
+        shown = []
+        for profile, splittings in by_profile.items():
+            more = len(splittings) - _SPLITTINGS_NAMED
+            named = ", ".join(splittings[:_SPLITTINGS_NAMED])
+            shown.append(f"{profile}: {named}" + (f" and {more} more" if more > 0 else ""))
+        return "; ".join(shown)
+
+    def line(self) -> str:
+        """The scenario in one line: ``FAILED oc-id [lenient: whole, bytes] check: message``,
+        the message of its first bad case."""
+        return (
+            f"{self.outcome.upper()} {self.scenario} [{self.splittings()}] "
+            f"{first_problem(self.first)}"
+        )
+
+
+_SPLITTINGS_NAMED = 4
+"""Splittings of one profile named in a failing scenario's line; the rest are counted."""
+
+
+def failing_scenarios(results: Iterable[Mapping[str, Any]]) -> list[FailingScenario]:
+    """The scenarios with failed or errored cases among ``results`` (report lines, in file
+    order), in the order they first appear."""
+    return [
+        FailingScenario(
+            scenario,
+            "failed" if any(r["outcome"] == "failed" for _, r in cases) else "errored",
+            tuple(cases),
+        )
+        for scenario, cases in _failing(results).items()
+    ]
+
+
+def first_problem(result: Mapping[str, Any]) -> str:
+    """What went wrong in a case, in one line: its first failed check and message (``check:
+    message (and 2 more)``), or the last line of why it errored."""
+    failures = result["failures"]
+    if failures:
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        return _one_line(f"{failures[0]['check']}: {failures[0]['message']}{more}")
+    detail = (result["detail"] or "").strip()
+    return _one_line(detail.splitlines()[-1]) if detail else "no detail"
+
+
+def rerun_command(rerun: Sequence[str], scenario: str) -> str:
+    """The shell command that runs ``scenario`` again: the run's ``rerun`` words (its command
+    line without any selection) and ``-k scenario``, each quoted for a POSIX shell."""
+    return shlex.join([*rerun, "-k", scenario])
+
+
+def _one_line(text: str) -> str:
+    return " ".join(_visible(text).split("\n"))
 
 
 def _case_counts(verdict: _Verdict) -> str:
@@ -702,10 +782,10 @@ def _md_code(text: str) -> str:
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
-def _md_block(text: str) -> str:
+def _md_block(text: str, language: str = "text") -> str:
     """A fenced code block that holds any text."""
     fence = "`" * max(3, max(map(len, re.findall("`+", text)), default=0) + 1)
-    return f"{fence}text\n{text}\n{fence}"
+    return f"{fence}{language}\n{text}\n{fence}"
 
 
 def _summary(report: Report) -> str:
@@ -753,21 +833,20 @@ def _summary(report: Report) -> str:
     holes = [rule for rule, tally in table.items() if tally["hole"]]
     if holes:
         out += ["", f"{_SYMBOL['hole']} Holes: no scenario cites {', '.join(holes)}."]
-    failing = _failing(report.results)
+    failing = failing_scenarios(report.results)
     if failing:
         verdicts = _verdicts(report.results)
-        groups = list(failing.items())
+        rerun = report.header.get("rerun")
         out += ["", "## Failures", ""]
-        for scenario, cases in groups[:_SUMMARY_DETAILED]:
-            out += _summary_scenario(scenario, verdicts[scenario], cases)
-        rest = groups[_SUMMARY_DETAILED:]
+        for group in failing[:_SUMMARY_DETAILED]:
+            out += _summary_scenario(group.scenario, verdicts[group.scenario], group.cases, rerun)
+        rest = failing[_SUMMARY_DETAILED:]
         if rest:
             out += [f"{_plural(len(rest), 'more failing scenario')}, all in report.html:", ""]
             out += [
-                f"- {_SYMBOL[verdicts[scenario].outcome]} {_md_code(scenario)} "
-                f"{_md(verdicts[scenario].title)}: {_md(_case_counts(verdicts[scenario]))} "
-                f"({_md(_check_names(result for _, result in cases))})"
-                for scenario, cases in rest[:_SUMMARY_LISTED]
+                f"- {_SYMBOL[group.outcome]} {_md_code(group.scenario)} "
+                f"\\[{_md(group.splittings())}\\] {_md(first_problem(group.first))}"
+                for group in rest[:_SUMMARY_LISTED]
             ]
             if len(rest) > _SUMMARY_LISTED:
                 out.append(f"- … and {len(rest) - _SUMMARY_LISTED} more")
@@ -775,16 +854,28 @@ def _summary(report: Report) -> str:
 
 
 def _summary_scenario(
-    scenario: str, verdict: _Verdict, cases: Sequence[tuple[int, Mapping[str, Any]]]
+    scenario: str,
+    verdict: _Verdict,
+    cases: Sequence[tuple[int, Mapping[str, Any]]],
+    rerun: Sequence[str] | None = None,
 ) -> list[str]:
-    """A failing scenario: its first bad case in full, with the repro; the others in a line."""
-    _, first = cases[0]
+    """A failing scenario: where it went wrong (profiles and splittings, the checks), the
+    command that reruns it (given the run's ``rerun`` words), then its first bad case in full,
+    with the repro."""
+    group = FailingScenario(scenario, verdict.outcome, tuple(cases))
+    first = group.first
     out = [
         f"### {_SYMBOL[verdict.outcome]} {_md_code(scenario)} {_md(verdict.title)}",
         "",
-        f"{_md(_case_counts(verdict))} · rules {_md(', '.join(verdict.rules))}"
+        f"{_md(_case_counts(verdict))} ({_md(group.splittings())}) · "
+        f"checks {_md(_check_names(result for _, result in cases))} · "
+        f"rules {_md(', '.join(verdict.rules))}"
         + (f" · {_md_code(first['source'])}" if first["source"] else ""),
         "",
+    ]
+    if rerun is not None:
+        out += [_md_block(rerun_command(rerun, scenario), "sh"), ""]
+    out += [
         f"**{_md(first['profile'])}/{_md(first['splitting'])}** {_md(_LABEL[first['outcome']])}:",
         "",
     ]
@@ -798,14 +889,6 @@ def _summary_scenario(
     for text in (first["detail"], first["repro"]):
         if text is not None:
             out += [_md_block(_visible(_clip(text, 60, 6000))), ""]
-    others = [
-        f"{_md(result['profile'])}/{_md(result['splitting'])} ({_md(_check_names([result]))})"
-        for _, result in cases[1:]
-    ]
-    if others:
-        shown = ", ".join(others[:_SUMMARY_OTHERS])
-        more = len(others) - _SUMMARY_OTHERS
-        out += [f"Also: {shown}" + (f" and {more} more." if more > 0 else "."), ""]
     return out
 
 
@@ -820,16 +903,17 @@ _CSS = """
 .errored { --c: #8250df; --bg: #fbefff; }
 .hole { --c: #9a6700; --bg: #fff8c5; }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   color: #1f2328; background: #fff; }
 header, main, footer { max-width: 1280px; margin: 0 auto; padding: 0 24px; }
 header { padding-top: 20px; }
-h1 { font-size: 26px; margin: 0 0 4px; }
+h1 { font-size: 26px; margin: 0 0 4px; overflow-wrap: anywhere; }
 h1 .impl { font-weight: 400; }
 h2 { font-size: 20px; margin: 32px 0 8px; padding-bottom: 4px;
   border-bottom: 1px solid var(--line); }
-code, pre, .cell { font-family: ui-monospace, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono",
-  monospace; }
+code, pre, .cell, .lines { font-family: ui-monospace, "SF Mono", Menlo, Consolas,
+  "DejaVu Sans Mono", monospace; }
 code { font-size: 13px; }
 .verdict { font-size: 18px; font-weight: 600; margin: 4px 0 12px; color: var(--c); }
 .tiles { display: flex; gap: 12px; flex-wrap: wrap; margin: 12px 0; }
@@ -841,9 +925,17 @@ code { font-size: 13px; }
 .meta dt { font-weight: 600; }
 .meta dd { margin: 0; overflow-wrap: anywhere; }
 .legend { font-size: 13px; color: var(--muted); }
+.filter { position: sticky; top: 0; z-index: 1; background: #fff; padding: 8px 0;
+  display: flex; flex-wrap: wrap; gap: 4px 12px; align-items: center;
+  border-bottom: 1px solid var(--line); }
+.filter input { flex: 1 1 18em; min-width: 0; font: inherit; padding: 4px 8px;
+  border: 1px solid var(--line); border-radius: 6px; }
+.filter output { font-size: 13px; color: var(--muted); }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: 6px 8px;
   border-bottom: 1px solid var(--line); }
+td { overflow-wrap: break-word; }
+td:last-child { overflow-wrap: anywhere; }
 thead th { font-size: 13px; color: var(--muted); border-bottom: 2px solid var(--line); }
 .n { text-align: right; font-variant-numeric: tabular-nums; width: 3.5em; }
 td.n { color: var(--c, inherit); }
@@ -860,10 +952,13 @@ a.cell:hover { text-decoration: underline; }
 details.group { border: 1px solid var(--line); border-left: 4px solid var(--c);
   border-radius: 6px; margin: 8px 0; }
 details.case { border: 1px solid var(--line); border-radius: 6px; margin: 6px 0; }
-details > summary { cursor: pointer; padding: 6px 12px; }
+details > summary { cursor: pointer; padding: 6px 12px; overflow-wrap: anywhere; }
 details > summary .sym { font-weight: 700; color: var(--c); }
 details[open] > summary { border-bottom: 1px solid var(--line); background: var(--bg); }
 .cases { padding: 4px 12px 8px; }
+.problem { margin: 6px 0; overflow-wrap: anywhere; }
+.rerun { margin: 6px 0; font-size: 13px; color: var(--muted); }
+.rerun code { color: #1f2328; user-select: all; overflow-wrap: anywhere; }
 .where { color: var(--muted); margin-left: 8px; font-size: 13px; white-space: nowrap; }
 .checknames { margin-left: 8px; font-size: 12px; white-space: nowrap; color: var(--c);
   font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
@@ -872,28 +967,130 @@ details[open] > summary { border-bottom: 1px solid var(--line); background: var(
 pre { background: var(--code-bg); border: 1px solid var(--line); border-radius: 6px;
   padding: 8px 12px; font-size: 12.5px; line-height: 1.45; overflow-x: auto; white-space: pre;
   margin: 0; }
+.lines { background: var(--code-bg); border: 1px solid var(--line); border-radius: 6px;
+  padding: 8px 12px; font-size: 12.5px; line-height: 1.45; }
+.lines > div { white-space: pre-wrap; overflow-wrap: anywhere; min-height: 1.45em;
+  padding-left: 8ch; text-indent: -8ch; }
+.lines .at { color: var(--muted); }
+.lines .cut { color: #cf222e; font-weight: 700; }
+.lines .mark { color: #8250df; font-weight: 600; }
 .facts { font-size: 13px; color: var(--muted); margin: 8px 0 0; }
 button { font: inherit; font-size: 13px; padding: 2px 10px; border: 1px solid var(--line);
   border-radius: 6px; background: var(--code-bg); cursor: pointer; }
 footer { color: var(--muted); font-size: 12px; padding: 32px 24px; }
+@media (max-width: 640px) {
+  header, main, footer { padding-left: 10px; padding-right: 10px; }
+  h1 { font-size: 21px; }
+  .tiles { gap: 6px; }
+  .tile { min-width: 0; flex: 1 1 30%; padding: 4px 8px; font-size: 13px; }
+  .tile b { font-size: 20px; }
+  .meta { grid-template-columns: 1fr; }
+  .meta dd { margin-bottom: 4px; }
+  .matrix .title, .matrix .n { display: none; }
+  th, td { padding: 4px; }
+  .cell { white-space: normal; overflow-wrap: anywhere; }
+  .where, .checknames { display: block; margin-left: 0; white-space: normal; }
+  details > summary, .cases, .body { padding-left: 6px; padding-right: 6px; }
+  .lines { padding: 6px; font-size: 12px; }
+  .lines > div { padding-left: 4ch; text-indent: -4ch; }
+}
 """
 
 _SCRIPT = """
+var packed = null;
+function unpack() {
+  if (!packed) {
+    var data = document.getElementById("failures").getAttribute("data-cases");
+    packed = window.DecompressionStream
+      ? new Response(new Blob([Uint8Array.from(atob(data), function (c) {
+          return c.charCodeAt(0);
+        })]).stream().pipeThrough(new DecompressionStream("gzip"))).json()
+      : Promise.reject(new Error("this browser has no DecompressionStream"));
+  }
+  return packed;
+}
+function fill(group) {
+  var slot = group.querySelector(".slot[data-for]");
+  if (!slot) return Promise.resolve(group);
+  return unpack().then(function (cases) {
+    if (slot.hasAttribute("data-for")) {
+      slot.innerHTML = cases[slot.getAttribute("data-for")];
+      slot.removeAttribute("data-for");
+    }
+    return group;
+  }, function (error) {
+    slot.textContent = "The cases could not be unpacked (" + error.message + "); " +
+      "report.jsonl has them.";
+    throw error;
+  });
+}
+function groups() { return Array.prototype.slice.call(document.querySelectorAll("details.group")); }
 function openTarget() {
-  var target = location.hash && document.getElementById(location.hash.slice(1));
+  var id = decodeURIComponent(location.hash.slice(1));
+  var target = id && document.getElementById(id);
+  if (!target && /^line-/.test(id)) {
+    Promise.all(groups().map(fill)).then(function () {
+      if (document.getElementById(id)) openTarget();
+    }, function () {});
+    return;
+  }
   for (var node = target; node; node = node.parentElement) {
     if (node.tagName === "DETAILS") node.open = true;
   }
   if (target) target.scrollIntoView();
 }
+groups().forEach(function (group) {
+  group.addEventListener("toggle", function () {
+    if (group.open) fill(group).catch(function () {});
+  });
+});
 window.addEventListener("hashchange", openTarget);
 openTarget();
 document.querySelectorAll("button[data-open]").forEach(function (button) {
   button.addEventListener("click", function () {
     var open = button.dataset.open === "1";
-    document.querySelectorAll("#failures details").forEach(function (d) { d.open = open; });
+    groups().forEach(function (group) {
+      if (group.hidden) return;
+      group.open = open;
+      if (!open) group.querySelectorAll("details").forEach(function (d) { d.open = false; });
+      else fill(group).then(function () {
+        group.querySelectorAll("details").forEach(function (d) { d.open = true; });
+      }, function () {});
+    });
   });
 });
+var box = document.getElementById("filter");
+var shown = document.getElementById("shown");
+var items = Array.prototype.slice.call(document.querySelectorAll("[data-filter]"));
+// What an item is matched on: its own text (its summary's, for a scenario) unless it holds
+// other items, and its data-filter words and those of the items around it.
+var words = items.map(function (item) {
+  var text = item.querySelector("[data-filter]") ? ""
+    : (item.querySelector("summary") || item).textContent;
+  for (var node = item; node && node.getAttribute; node = node.parentElement) {
+    text += " " + (node.getAttribute("data-filter") || "");
+  }
+  return text.toLowerCase();
+});
+function count(selector) {
+  var all = document.querySelectorAll(selector);
+  var seen = Array.prototype.filter.call(all, function (e) { return !e.hidden; });
+  return seen.length + " of " + all.length;
+}
+function applyFilter() {
+  var terms = box.value.toLowerCase().split(/\\s+/).filter(Boolean);
+  for (var i = items.length - 1; i >= 0; i--) {
+    var text = words[i];
+    var match = terms.every(function (term) { return text.indexOf(term) >= 0; });
+    items[i].hidden = !(match || items[i].querySelector("[data-filter]:not([hidden])"));
+  }
+  shown.textContent = terms.length
+    ? count("#rules tbody tr") + " rules, " + count("details.group") + " failing scenarios"
+    : "";
+}
+box.addEventListener("input", applyFilter);
+box.parentElement.hidden = false;
+if (box.value) applyFilter();
 """
 
 
@@ -925,6 +1122,11 @@ def _html(report: Report) -> str:
         f'<dl class="meta">{_html_meta(header, footer, len(verdicts))}</dl>',
         "</header>",
         "<main>",
+        # Shown by the script, which alone can filter.
+        '<div class="filter" hidden><input type="search" id="filter" autocomplete="off" '
+        'placeholder="Filter: rule, scenario, check, outcome" '
+        'aria-label="Filter by rule, scenario id, check name or outcome">'
+        '<output id="shown" for="filter"></output></div>',
         _html_matrix(report),
         _html_failures(report),
         _html_not_observable(report),
@@ -963,7 +1165,7 @@ def _html_meta(header: Mapping[str, Any], footer: Mapping[str, Any] | None, scen
     else:
         facts.append(("finished", "<strong>no: the report has no footer</strong>"))
     facts += [
-        ("command", f"<code>{_h(' '.join(header['argv']))}</code>"),
+        ("command", f"<code>{_h(shlex.join(header['argv']))}</code>"),
         ("filter", f"<code>{_h(json.dumps(header['filter'], sort_keys=True))}</code>"),
         (
             "harness",
@@ -977,6 +1179,10 @@ def _html_meta(header: Mapping[str, Any], footer: Mapping[str, Any] | None, scen
 def _html_matrix(report: Report) -> str:
     verdicts = _verdicts(report.results)
     states = rule_states(report.results)
+    checks = {
+        group.scenario: _check_names(r for _, r in group.cases)
+        for group in failing_scenarios(report.results)
+    }
     by_rule: dict[str, list[tuple[str, str]]] = {}
     for scenario, rules in states.items():
         for rule, (state, _) in rules.items():
@@ -989,21 +1195,28 @@ def _html_matrix(report: Report) -> str:
     for rule, tally in rule_table(report.results, corpus=_of_corpus(report)).items():
         state = _row_state(tally)
         if tally["hole"] and rule not in by_rule:
-            cells = f'<span class="cell hole">⚠ hole: no scenario cites {_h(rule)}</span>'
+            cells = (
+                f'<span class="cell hole" data-filter="hole">⚠ hole: no scenario cites '
+                f"{_h(rule)}</span>"
+            )
         elif rule not in by_rule:
             reason = _h(NOT_CERTIFIABLE.get(rule, ""))
-            cells = f'<span class="cell not_applicable">not certifiable here: {reason}</span>'
+            cells = (
+                '<span class="cell not_applicable" data-filter="not_certifiable">'
+                f"not certifiable here: {reason}</span>"
+            )
         else:
             cells = " ".join(
-                _html_cell(scenario, verdicts[scenario], shown) for scenario, shown in by_rule[rule]
+                _html_cell(scenario, verdicts[scenario], shown, checks.get(scenario, ""))
+                for scenario, shown in by_rule[rule]
             )
         numbers = "".join(
             f'<td class="n {kind if tally[kind] else "zero"}">{tally[kind]}</td>'  # type: ignore[literal-required]
             for kind in RULE_STATES
         )
-        row = '<tr class="hole">' if tally["hole"] else "<tr>"
+        row = '<tr class="hole"' if tally["hole"] else "<tr"
         rows.append(
-            f'{row}<td class="sym {state}">{_SYMBOL[state]}</td>'
+            f'{row} data-filter="{_h(rule)}"><td class="sym {state}">{_SYMBOL[state]}</td>'
             f'<th scope="row">{_h(rule)}</th><td class="title">{_h(_rule_title(rule))}</td>'
             f'<td class="n">{tally["scenarios"]}</td>{numbers}<td class="cells">{cells}</td></tr>'
         )
@@ -1013,57 +1226,149 @@ def _html_matrix(report: Report) -> str:
         f'<p class="legend">{legend} <span class="cell hole">{_SYMBOL["hole"]} hole</span> '
         "— each scenario is shown under every rule it cites, and under any rule a failed check "
         "of it proves. A scenario fails a rule when a check proving that rule failed in one of "
-        "its cases; a failed one links to its first failure.</p>"
-        '<table class="matrix"><thead><tr><th></th><th>Rule</th><th>Title</th>'
+        "its cases; a failed one links to its failures.</p>"
+        '<table class="matrix"><thead><tr><th></th><th>Rule</th><th class="title">Title</th>'
         f'<th class="n">Cites</th>{head}<th>Scenarios</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></section>"
     )
 
 
-def _html_cell(scenario: str, verdict: _Verdict, state: str) -> str:
+def _html_cell(scenario: str, verdict: _Verdict, state: str, checks: str) -> str:
     cases = ", ".join(f"{n} {_LABEL[o]}" for o, n in verdict.cases.items() if n)
-    attributes = f'class="cell {state}" title="{_h(verdict.title)} ({_h(cases)})"'
+    words = " ".join([state, *checks.split(", ")]).strip()
+    attributes = (
+        f'class="cell {state}" title="{_h(verdict.title)} ({_h(cases)})" data-filter="{_h(words)}"'
+    )
     text = f"{_SYMBOL[state]} {_h(scenario)}"
     if state in ("failed", "errored"):
-        return f'<a {attributes} href="#line-{verdict.first[state]}">{text}</a>'
+        return f'<a {attributes} href="#scenario-{_h(scenario)}">{text}</a>'
     return f"<span {attributes}>{text}</span>"
 
 
+_PACKED_BUDGET = 500_000
+"""Characters of packed cases (gzip, then base64) report.html holds with every bad case's
+repro. Past it each failing scenario keeps the repro of its first bad case only (report.jsonl
+has them all), so that a run in which every case fails still renders a page under 1 MB."""
+
+
 def _html_failures(report: Report) -> str:
-    failing = _failing(report.results)
+    """Every failing scenario as a line that opens onto its bad cases. What it opens onto is
+    packed (gzip, base64) into the section and unpacked by the page's script when it is
+    opened: one scenario's cases differ mostly in how the stream was cut, so they pack
+    tightly, and the page stays a single file that needs nothing but itself."""
+    failing = failing_scenarios(report.results)
     if not failing:
         return ""
     verdicts = _verdicts(report.results)
+    rerun = report.header.get("rerun")
+    every_repro = True
+    packed = _pack(failing, rerun, every_repro)
+    if len(packed) > _PACKED_BUDGET:
+        every_repro = False
+        packed = _pack(failing, rerun, every_repro)
     groups = "".join(
-        _html_scenario(scenario, verdicts[scenario], cases) for scenario, cases in failing.items()
+        _html_group(
+            group.scenario,
+            verdicts[group.scenario],
+            group.cases,
+            f'<div class="cases slot" data-for="{_h(group.scenario)}"></div>',
+            anchor=True,
+        )
+        for group in failing
     )
-    total = sum(len(cases) for cases in failing.values())
+    total = sum(len(group.cases) for group in failing)
+    repros = (
+        ""
+        if every_repro
+        else '<p class="legend">So that this page stays small, each scenario keeps the repro '
+        f"of its first bad case only; every case's repro is in {JSONL}.</p>"
+    )
     return (
-        f'<section id="failures"><h2>Failures ({_plural(total, "case")} in '
-        f"{_plural(len(failing), 'scenario')})</h2>"
+        f'<section id="failures" data-cases="{packed}"><h2>Failures '
+        f"({_plural(total, 'case')} in {_plural(len(failing), 'scenario')})</h2>"
+        f'<noscript><p class="legend">The cases are packed into this page and need JavaScript '
+        f"to show; {JSONL} has them.</p></noscript>"
         '<p><button data-open="1">expand all</button> <button data-open="0">collapse all</button>'
-        f"</p>{groups}</section>"
+        f"</p>{repros}{groups}</section>"
     )
+
+
+def _pack(
+    failing: Sequence[FailingScenario], rerun: Sequence[str] | None, every_repro: bool
+) -> str:
+    """What each failing scenario opens onto, as JSON by scenario id, gzipped (the same bytes
+    for the same report) and base64-encoded, for an attribute the page's script unpacks with
+    ``DecompressionStream``."""
+    fragments = {
+        group.scenario: _html_overview(group, rerun) + _html_cases(group.cases, every_repro)
+        for group in failing
+    }
+    data = json.dumps(fragments, ensure_ascii=False).encode("utf-8")
+    return base64.b64encode(gzip.compress(data, compresslevel=9, mtime=0)).decode("ascii")
+
+
+def _html_overview(group: FailingScenario, rerun: Sequence[str] | None) -> str:
+    """Where a failing scenario went wrong and its first problem, in a line (as ``callstream
+    run`` prints it), and the command that reruns it, given the run's ``rerun`` words."""
+    out = f'<p class="problem">[{_h(group.splittings())}] {_h(first_problem(group.first))}</p>'
+    if rerun is not None:
+        out += (
+            f'<p class="rerun">rerun: <code>{_h(rerun_command(rerun, group.scenario))}</code></p>'
+        )
+    return out
 
 
 def _html_scenario(
     scenario: str, verdict: _Verdict, cases: Sequence[tuple[int, Mapping[str, Any]]]
 ) -> str:
-    """A failing scenario: a summary line, opening onto each of its bad cases."""
+    """A failing scenario: a summary line, opening onto each of its bad cases, in the page."""
+    group = FailingScenario(scenario, verdict.outcome, tuple(cases))
+    body = _html_overview(group, None) + _html_cases(cases, every_repro=True)
+    return _html_group(scenario, verdict, cases, f'<div class="cases">{body}</div>', anchor=False)
+
+
+def _html_group(
+    scenario: str,
+    verdict: _Verdict,
+    cases: Sequence[tuple[int, Mapping[str, Any]]],
+    body: str,
+    *,
+    anchor: bool,
+) -> str:
+    """A failing scenario's ``<details>``: its summary line, then ``body``. ``anchor`` gives it
+    the id ``scenario-<id>`` the rules matrix links to."""
+    results = [result for _, result in cases]
+    checks = _check_names(results)
+    words = [
+        *(result["outcome"] for result in results),
+        *verdict.rules,
+        *(rule for result in results for f in result["failures"] for rule in f["rules"]),
+        *(result["splitting"] for result in results),
+        *results[0]["tags"],
+    ]
+    where = f' id="scenario-{_h(scenario)}"' if anchor else ""
     return (
-        f'<details class="group {verdict.outcome}"><summary>'
+        f'<details class="group {verdict.outcome}"{where} '
+        f'data-filter="{_h(" ".join(dict.fromkeys(words)))}"><summary>'
         f'<span class="sym">{_SYMBOL[verdict.outcome]}</span> <code>{_h(scenario)}</code> '
         f"{_h(verdict.title)}"
         f'<span class="where">{_h(_case_counts(verdict))}</span>'
-        f'<span class="checknames">{_h(_check_names(result for _, result in cases))}</span>'
-        "</summary>"
-        f'<div class="cases">{"".join(_html_case(line, result) for line, result in cases)}</div>'
-        "</details>"
+        f'<span class="checknames">{_h(checks)}</span>'
+        f"</summary>{body}</details>"
     )
 
 
-def _html_case(line: int, result: Mapping[str, Any]) -> str:
-    """One bad case: its failed checks, its detail and its repro."""
+def _html_cases(cases: Sequence[tuple[int, Mapping[str, Any]]], every_repro: bool) -> str:
+    """A failing scenario's bad cases, the first open; each with its repro, or (without
+    ``every_repro``) only the first."""
+    return "".join(
+        _html_case(line, result, repro=every_repro or n == 0, opened=n == 0)
+        for n, (line, result) in enumerate(cases)
+    )
+
+
+def _html_case(line: int, result: Mapping[str, Any], *, repro: bool, opened: bool) -> str:
+    """One bad case: its failed checks, its detail and (if ``repro``) its repro."""
     outcome = result["outcome"]
     rows = "".join(
         f"<tr><td><code>{_h(failure['check'])}</code></td><td>{_h(', '.join(failure['rules']))}"
@@ -1077,11 +1382,18 @@ def _html_case(line: int, result: Mapping[str, Any]) -> str:
             f"<tbody>{rows}</tbody></table>"
         )
     if result["detail"] is not None:
-        body.append(f"<h4>Detail</h4><pre>{_h(_clip(result['detail'], 400, 100_000))}</pre>")
-    if result["repro"] is not None:
+        body.append(f"<h4>Detail</h4>{_html_lines(_clip(result['detail'], 400, 100_000))}")
+    if result["repro"] is not None and repro:
         body.append(
-            "<h4>Repro: the chunks fed, boundaries as lines, then what was released</h4>"
-            f"<pre>{_h(_clip(result['repro'], 400, 100_000))}</pre>"
+            "<h4>Repro: the stream line by line with its offsets, chunk boundaries ┊, "
+            "releases ◀</h4>"
+            f"{_html_lines(_clip(result['repro'], 400, 100_000))}"
+        )
+    elif result["repro"] is not None:
+        cut = result["repro"].split("\n", 1)[0].rstrip(":")
+        body.append(
+            f"<h4>Repro</h4><p class='facts'>{_h(cut)}; in full on {JSONL} line {line} (the "
+            "first case above shows its own).</p>"
         )
     body.append(
         f'<p class="facts">{_h(result["kind"])} scenario · rules {_h(", ".join(result["rules"]))}'
@@ -1092,12 +1404,39 @@ def _html_case(line: int, result: Mapping[str, Any]) -> str:
         + f" · {JSONL} line {line}</p>"
     )
     return (
-        f'<details class="case {outcome}" id="line-{line}"><summary>'
+        f'<details class="case {outcome}" id="line-{line}"{" open" if opened else ""}><summary>'
         f'<span class="sym">{_SYMBOL[outcome]}</span> '
         f"{_h(result['profile'])} / {_h(result['splitting'])}"
         f'<span class="checknames">{_h(_check_names([result]))}</span>'
         f'</summary><div class="body">{"".join(body)}</div></details>'
     )
+
+
+_OFFSET = re.compile(r" *\d+ | +…$")
+"""The offset that starts a repro's stream line (``    205 ``, eight characters or more), or
+the gap between the lines shown."""
+_MARK = "  ◀ "
+"""What starts a release noted on a repro line (the stream itself is shown escaped, so this
+never comes from it)."""
+
+
+def _html_lines(text: str) -> str:
+    """Text line by line, each line wrapping under itself past its offset, so a long chunk
+    line of a repro is read without scrolling sideways; offsets, chunk boundaries ``┊`` and
+    release marks ``◀`` set apart."""
+    lines = []
+    for line in _visible(text).split("\n"):
+        stream, *marks = line.split(_MARK)
+        offset = _OFFSET.match(stream)
+        start = offset.end() if offset and offset.end() >= 8 else 0
+        shown = html.escape(stream[start:], quote=False).replace("┊", '<b class="cut">┊</b>')
+        if start:
+            shown = f'<span class="at">{html.escape(stream[:start])}</span>{shown}'
+        shown += "".join(
+            f'  <span class="mark">◀ {html.escape(mark, quote=False)}</span>' for mark in marks
+        )
+        lines.append(f"<div>{shown}</div>")
+    return f'<div class="lines">{"".join(lines)}</div>'
 
 
 def _html_not_observable(report: Report) -> str:
@@ -1109,7 +1448,8 @@ def _html_not_observable(report: Report) -> str:
     if not counts:
         return ""
     rows = "".join(
-        f"<tr><td><code>{_h(check)}</code></td><td>{_h(', '.join(_check_rules(check)))}</td>"
+        '<tr data-filter="not_observable">'
+        f"<td><code>{_h(check)}</code></td><td>{_h(', '.join(_check_rules(check)))}</td>"
         f"<td class='n'>{n}</td></tr>"
         for check, n in counts.items()
     )
@@ -1137,7 +1477,8 @@ def _html_skipped(report: Report) -> str:
         return ""
     total = sum(sum(why.values()) for why in reasons.values())
     rows = "".join(
-        f"<tr><td><code>{_h(scenario)}</code></td><td>{_h(_LABEL[outcome])}</td>"
+        f'<tr data-filter="{outcome}">'
+        f"<td><code>{_h(scenario)}</code></td><td>{_h(_LABEL[outcome])}</td>"
         f"<td class='n'>{n}</td><td>{_h(detail)}</td></tr>"
         for (scenario, outcome), why in reasons.items()
         for detail, n in why.items()

@@ -59,7 +59,7 @@ from .processes import (
     kill_tree,
     worker_context,
 )
-from .report import ReportWriter, new_run_folder
+from .report import ReportWriter, failing_scenarios, new_run_folder, rerun_command
 from .scenario import corpus_paths, load_scenarios
 from .shard import Shard
 from .spec import Scenario, Splitting
@@ -70,10 +70,12 @@ __all__ = [
     "ReportSink",
     "RunSummary",
     "default_timeout",
+    "describe_failing",
     "expand",
     "explain",
     "format_summary",
     "make_progress",
+    "rerun_words",
     "run",
     "run_command",
     "select_scenarios",
@@ -211,12 +213,14 @@ def run(
     shard: Shard | None = None,
     progress: Progress | None = None,
     argv: Sequence[str] = (),
+    rerun: Sequence[str] | None = None,
 ) -> RunSummary:
     """Run every case of ``scenarios`` (those ``select`` picks, see :func:`select_scenarios`;
     of those, ``shard``'s slice, see :class:`~callstream.shard.Shard`) on ``implementation``
     in ``jobs`` worker processes, killing a case whose stream does not finish within
-    ``timeout`` seconds; stop after ``max_fail`` failed cases. Writes the report's header,
-    results and footer."""
+    ``timeout`` seconds; stop after ``max_fail`` failed cases. Writes the report's header
+    (with ``rerun``, the command line that runs one of its scenarios again once given a
+    ``-k``, see :func:`rerun_words`), results and footer."""
     if jobs < 1:
         raise UsageError(f"jobs must be at least 1, not {jobs}")
     if not 0 < timeout < math.inf:
@@ -227,7 +231,7 @@ def run(
     chosen = planned if shard is None else shard.select(planned)
     cases = expand(chosen, implementation.declaration)
     clock = time.perf_counter()
-    header = _header(implementation, chosen, cases, select, argv)
+    header = _header(implementation, chosen, cases, select, argv, rerun)
     if shard is not None:
         header["shard"] = shard.describe(planned)
     report.header(header)
@@ -293,6 +297,7 @@ def run_command(
     Without a ``timeout``, :func:`default_timeout` of the connectable; with a ``shard``, only its
     slice of the selection runs."""
     implementation = load_implementation(impl)
+    given_timeout = timeout
     if timeout is None:
         timeout = default_timeout(impl)
     loaded = load_scenarios(corpus_paths(paths, scenarios))
@@ -315,6 +320,7 @@ def run_command(
             )
             return UsageError.exit_code
     folder = out or new_run_folder()
+    again = rerun_words(impl, paths, scenarios=scenarios, timeout=given_timeout)
     with ReportWriter(folder) as writer:
         try:
             summary = run(
@@ -328,17 +334,41 @@ def run_command(
                 shard=shard,
                 progress=make_progress(stderr),
                 argv=argv,
+                rerun=again,
             )
         except KeyboardInterrupt:
             print(f"callstream: interrupted; the partial report is in {folder}", file=stderr)
             return _INTERRUPTED
         writer.render()
-    stdout.write(format_summary(summary, folder))
+    stdout.write(format_summary(summary, folder, again))
     return summary.exit_code
 
 
-def format_summary(summary: RunSummary, folder: Path, limit: int = 20) -> str:
-    """The lines printed after a run: counts, each failure's first message, the report."""
+def rerun_words(
+    impl: str,
+    paths: Sequence[str],
+    *,
+    scenarios: Sequence[str] = (),
+    timeout: float | None = None,
+) -> list[str]:
+    """The command line of ``callstream run`` on ``impl`` with the scenario ``paths`` and the
+    ``--scenarios`` files as given (and ``--timeout`` when one was given): add ``-k`` to run
+    one scenario again (:func:`callstream.report.rerun_command`)."""
+    words = ["callstream", "run", "--impl", impl]
+    for path in scenarios:
+        words += ["--scenarios", path]
+    if timeout is not None:
+        words += ["--timeout", f"{timeout:g}"]
+    return [*words, *paths]
+
+
+def format_summary(
+    summary: RunSummary, folder: Path, rerun: Sequence[str] | None = None, limit: int = 20
+) -> str:
+    """The lines printed after a run: the counts; then each failing scenario in one line (the
+    splittings that went wrong, the first failure's message) with the command that reruns it
+    under it (when ``rerun`` gives the run's command line, see :func:`rerun_words`), for
+    the first ``limit`` of them; and where the report is."""
     counts = summary.counts
     lines = [
         f"{summary.cases} cases of {summary.scenarios} scenarios: {counts['passed']} passed, "
@@ -346,14 +376,8 @@ def format_summary(summary: RunSummary, folder: Path, limit: int = 20) -> str:
         f"{counts['unsupported']} unsupported, {counts['not_applicable']} not applicable "
         f"({summary.elapsed:.1f} s" + (f", shard {summary.shard.label})" if summary.shard else ")")
     ]
+    lines += describe_failing([result.to_dict() for result in summary.results], rerun, limit)
     failures = summary.failures
-    for result in failures[:limit]:
-        lines.append(
-            f"{result.outcome.upper()} {result.scenario}[{result.profile}-"
-            f"{result.splitting}] {_first_problem(result)}"
-        )
-    if len(failures) > limit:
-        lines.append(f"… and {len(failures) - limit} more")
     if summary.stopped_early:
         lines.append(
             f"stopped after {len(failures)} failed case(s): "
@@ -363,17 +387,35 @@ def format_summary(summary: RunSummary, folder: Path, limit: int = 20) -> str:
     return "\n".join(lines) + "\n"
 
 
+def describe_failing(
+    results: Sequence[Mapping[str, Any]], rerun: Sequence[str] | None, limit: int = 20
+) -> list[str]:
+    """The first ``limit`` failing scenarios of ``results`` (report lines), each in one line
+    (the splittings that went wrong, the first failure's message) with the command that reruns
+    it under it, when ``rerun`` gives the command line of the run (see :func:`rerun_words`)."""
+    failing = failing_scenarios(results)
+    lines = []
+    for group in failing[:limit]:
+        lines.append(group.line())
+        if rerun is not None:
+            lines.append("  " + rerun_command(rerun, group.scenario))
+    if len(failing) > limit:
+        lines.append(f"… and {len(failing) - limit} more failing scenarios")
+    return lines
+
+
 def explain(result: CaseResult) -> str:
-    """Everything a person needs to act on a failed or errored case: the failed checks with
-    their rules, why it errored, and the repro."""
+    """Everything a person needs to act on a failed or errored case: first the failed checks
+    with their rules (so a one-line summary shows the first), then the scenario with its rules
+    and where it is defined, why it errored, and the repro."""
     lines = [
+        f"{failure.check} ({', '.join(failure.rules)}): {failure.message}"
+        for failure in result.failures
+    ]
+    lines += [
         f"{result.scenario} [{result.profile}-{result.splitting}]: {result.title}",
         f"rules {', '.join(result.rules)}"
         + (f"; defined at {result.source}" if result.source else ""),
-    ]
-    lines += [
-        f"  {failure.check} ({', '.join(failure.rules)}): {failure.message}"
-        for failure in result.failures
     ]
     if result.detail:
         lines.append(result.detail)
@@ -724,21 +766,15 @@ def _failure(check: str, message: str) -> Failure:
     return Failure(check, rules, message)
 
 
-def _first_problem(result: CaseResult) -> str:
-    if result.failures:
-        failure = result.failures[0]
-        return f"{failure.check}: {failure.message}"
-    return (result.detail or "").strip().splitlines()[-1] if result.detail else "no detail"
-
-
 def _header(
     implementation: Implementation,
     scenarios: Sequence[Scenario],
     cases: Sequence[Case],
     select: str | None,
     argv: Sequence[str],
+    rerun: Sequence[str] | None,
 ) -> dict[str, Any]:
-    return {
+    header = {
         "implementation": {
             "connectable": implementation.connectable,
             "name": implementation.name,
@@ -749,3 +785,4 @@ def _header(
         "cases": len(cases),
         "filter": select,
     }
+    return header if rerun is None else header | {"rerun": list(rerun)}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import re
 import shutil
@@ -14,9 +16,11 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from callstream.case import CaseResult
+import callstream.report as report_module
+from callstream.case import CaseResult, run_case, splittings_of
 from callstream.checks import Failure
 from callstream.errors import HarnessError, UsageError
+from callstream.reference import Limits, Tool
 from callstream.report import (
     ReportWriter,
     load_report,
@@ -25,6 +29,7 @@ from callstream.report import (
     rule_table,
 )
 from callstream.rules import NOT_CERTIFIABLE, RULES
+from callstream.scenario import default_corpus, load_scenarios
 
 SCHEMA = Path(__file__).parent.parent / "harness" / "schemas" / "report.schema.json"
 RENDERED = ("junit.xml", "summary.md", "report.html", "badge.json")
@@ -39,6 +44,7 @@ HEADER = {
     "scenarios": 4,
     "cases": 6,
     "filter": None,
+    "rerun": ["callstream", "run", "--impl", "py:tests.fakes:assembler"],
 }
 REPRO = (
     '[0] b\'data: {"choices": [{"delta": {"tool_calls": [{"function": {"arguments": "{\\\\u00\'\n'
@@ -134,6 +140,28 @@ def write_report(
             writer.result(case)
         writer.footer({"exit_code": exit_code, "stopped_early": False})
         return writer.render()
+
+
+def unpacked(page: str) -> dict[str, str]:
+    """What report.html packs for each failing scenario, as the page's script unpacks it."""
+    packed = re.search(r'<section id="failures" data-cases="([^"]*)"', page)
+    assert packed is not None
+    fragments: dict[str, str] = json.loads(gzip.decompress(base64.b64decode(packed.group(1))))
+    return fragments
+
+
+class _Raises:
+    """An implementation whose every ``feed()`` raises."""
+
+    def feed(self, data: bytes) -> list[Any]:
+        raise RuntimeError("every stream fails")
+
+    def close(self) -> list[Any]:
+        return []
+
+
+def _raising(*, tools: list[Tool], limits: Limits) -> _Raises:
+    return _Raises()
 
 
 @pytest.fixture
@@ -336,7 +364,11 @@ def test_summary_holds_the_rule_table_and_each_failure_with_its_repro(run: Path)
     assert "| ✗ | A2 | Append arguments verbatim | 2 | 1 | 1 | 0 | 0 | 0 | 0 |" in text
     assert "| ⚠ | V3 | Known tools only | **0: hole** | 0 | 0 | 0 | 0 | 0 | 0 |" in text
     assert "### ✗ `c4-early-release` Released before the finish \\<b\\>chunk" in text
-    assert "1 failed of 2 cases · rules C4, A2 · `scenarios/openai-chat/c4.yaml:7`" in text
+    assert (
+        "1 failed of 2 cases (lenient: bytes) · checks no\\_premature\\_release, text\\_exact · "
+        "rules C4, A2 · `scenarios/openai-chat/c4.yaml:7`" in text
+    )
+    assert "```sh\ncallstream run --impl py:tests.fakes:assembler -k c4-early-release\n```" in text
     assert "**lenient/bytes** failed:" in text
     assert "- `no_premature_release` (C4): call 0 of choice 0 was released after byte 12" in text
     fence = "````"  # the repro holds ``` so its fence is longer
@@ -349,8 +381,9 @@ def test_summary_holds_the_rule_table_and_each_failure_with_its_repro(run: Path)
 
 
 def test_failures_are_grouped_by_scenario_and_the_summary_stays_short(tmp_path: Path) -> None:
-    """A scenario failing in several cases shows its first in full and names the others; past
-    25 failing scenarios, summary.md gives one line each. report.html has every case, grouped."""
+    """A scenario failing in several cases is one entry naming where it failed, with its first
+    case in full; past 25 failing scenarios, summary.md gives one line each, as the console
+    does. report.html has every case, grouped, each with its repro."""
     again = CaseResult(**{**_fields(FAILED), "profile": "strict", "splitting": "pairs"})
     many = tuple(
         CaseResult(
@@ -360,16 +393,65 @@ def test_failures_are_grouped_by_scenario_and_the_summary_stays_short(tmp_path: 
     )
     write_report(tmp_path, (FAILED, again, *many))
     text = (tmp_path / "summary.md").read_text(encoding="utf-8")
-    assert "2 failed of 2 cases" in text
-    assert "Also: strict/pairs (no\\_premature\\_release, text\\_exact)." in text
+    assert "2 failed of 2 cases (lenient: bytes; strict: pairs) · checks" in text
     assert text.count("### ✗") == 25
     assert "2 more failing scenarios, all in report.html:" in text
-    assert "- ✗ `bad-25` Released before the finish" in text
+    assert (
+        "- ✗ `bad-25` \\[lenient: bytes\\] text\\_exact: call 0 of choice 0 has arguments\\_text"
+        in text
+    )
     assert text.count("````text") == 25
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
-    assert page.count('<details class="group failed">') == 27
-    assert page.count('<details class="case failed"') == 28
+    assert page.count('<details class="group failed"') == 27
     assert "Failures (28 cases in 27 scenarios)" in page
+    cases = unpacked(page)
+    assert list(cases)[:2] == ["c4-early-release", "bad-00"]
+    assert "".join(cases.values()).count('<details class="case failed"') == 28
+    first, second = cases["c4-early-release"].split('<details class="case failed" id="line-3"')
+    assert "[lenient: bytes; strict: pairs] no_premature_release: call 0 of choice 0" in first
+    assert (
+        "rerun: <code>callstream run --impl py:tests.fakes:assembler -k c4-early-release" in first
+    )
+    assert second.count("<h4>Repro: ") == 1
+    assert "keeps the repro of its first bad case only" not in page
+
+
+def test_past_the_budget_each_scenario_keeps_the_repro_of_its_first_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When every repro would make report.html too big, each scenario keeps its first case's
+    repro, the others say where theirs is, and the page says so."""
+    monkeypatch.setattr(report_module, "_PACKED_BUDGET", 100)
+    repro = "2 chunks, cut after bytes 12:\n      0 data: {}\\n"
+    first = CaseResult(**{**_fields(FAILED), "repro": repro})
+    again = CaseResult(**{**_fields(first), "profile": "strict", "splitting": "pairs"})
+    write_report(tmp_path, (first, again))
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "each scenario keeps the repro of its first bad case only" in page
+    first, second = unpacked(page)["c4-early-release"].split('id="line-3"')
+    assert first.count("<h4>Repro: ") == 1
+    assert "<h4>Repro: " not in second
+    assert "2 chunks, cut after bytes 12; in full on report.jsonl line 3" in second
+
+
+def test_html_of_a_run_where_every_case_fails_stays_under_1_mb(tmp_path: Path) -> None:
+    """Every case of the corpus failing, each with its repro and traceback, still renders a
+    report.html under 1 MB that holds every scenario and case."""
+    loaded = load_scenarios(default_corpus())
+    results = [
+        run_case(scenario, "lenient", splitting, _raising)
+        for scenario in loaded.scenarios
+        if "lenient" in scenario.profiles
+        for splitting in splittings_of(scenario)
+    ]
+    assert len(results) > 3000
+    assert all(result.outcome == "failed" and result.repro for result in results)
+    write_report(tmp_path, tuple(results))
+    page = (tmp_path / "report.html").read_bytes()
+    assert len(page) < 1_000_000
+    cases = unpacked(page.decode("utf-8"))
+    assert len(cases) == len({result.scenario for result in results})
+    assert "".join(cases.values()).count('<details class="case failed"') == len(results)
 
 
 def test_summary_clips_a_very_long_repro_but_the_jsonl_keeps_it(tmp_path: Path) -> None:
@@ -405,7 +487,8 @@ class _Page(HTMLParser):
 
 def test_html_is_one_page_with_the_matrix_and_the_escaped_repro(run: Path) -> None:
     """report.html needs nothing from the network, shows each scenario under each rule it
-    cites with a symbol, and shows each failure's repro escaped inside <details>."""
+    cites with a symbol, a failed one linking to its failures, and shows each failure's repro
+    escaped inside <details>."""
     page_text = (run / "report.html").read_text(encoding="utf-8")
     page = _Page()
     page.feed(page_text)
@@ -415,20 +498,73 @@ def test_html_is_one_page_with_the_matrix_and_the_escaped_repro(run: Path) -> No
     assert all(link.startswith("#") for link in page.links)
     assert '<table class="matrix">' in page_text
     row_a2 = re.search(
-        r"<tr><td class=\"sym failed\">✗</td><th scope=\"row\">A2</th>.*?</tr>", page_text
+        r"<tr data-filter=\"A2\"><td class=\"sym failed\">✗</td><th scope=\"row\">A2</th>.*?</tr>",
+        page_text,
     )
     assert row_a2 is not None
     assert "✓ a2-escape-split</span>" in row_a2.group()
-    assert 'href="#line-3">✗ c4-early-release</a>' in row_a2.group()
-    assert '<tr class="hole"><td class="sym hole">⚠</td><th scope="row">V3</th>' in page_text
-    assert '<details class="case failed" id="line-3">' in page_text
-    assert '<details class="case errored" id="line-6">' in page_text
-    assert "&lt;/pre&gt;&lt;script&gt;x&lt;/script&gt;" in page_text
+    assert 'href="#scenario-c4-early-release">✗ c4-early-release</a>' in row_a2.group()
+    assert '<details class="group failed" id="scenario-c4-early-release"' in page_text
+    assert '<tr class="hole" data-filter="V3"><td class="sym hole">⚠</td>' in page_text
+    cases = unpacked(page_text)
+    assert '<details class="case failed" id="line-3" open>' in cases["c4-early-release"]
+    assert '<details class="case errored" id="line-6" open>' in cases["v5-runaway"]
+    assert "&lt;/pre&gt;&lt;script&gt;x&lt;/script&gt;" in cases["c4-early-release"]
     assert "Released before the finish &lt;b&gt;chunk&lt;/b&gt; &amp; its [DONE]" in page_text
     assert "fake &lt;assembler&gt; &amp; co" in page_text
-    text = "".join(page.text)
-    assert "Traceback: \\x00 NUL, \\x1b[31m ANSI" in text
-    assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", page_text)
+    fragment = _Page()
+    fragment.feed(cases["c4-early-release"])
+    assert "Traceback: \\x00 NUL, \\x1b[31m ANSI" in "".join(fragment.text)
+    for text in (page_text, *cases.values()):
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", text)
+
+
+def test_repro_lines_wrap_under_their_offsets(tmp_path: Path) -> None:
+    """Each line of a repro is a block that wraps under itself past its offset, so a long chunk
+    line is read without scrolling sideways; offsets, boundaries and releases stand apart."""
+    repro = (
+        "3 chunks, cut after bytes 5, 9:\n"
+        '      0 data:┊ {"a"┊: 1}\\n  ◀ after byte 12: call 0 of choice 0 released ready\n'
+        "        …\n"
+        "   1024 data: [DONE]\\n"
+    )
+    write_report(tmp_path, (CaseResult(**{**_fields(FAILED), "repro": repro}),))
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    lines = unpacked(page)["c4-early-release"].split('<div class="lines">')[1]
+    assert lines.startswith(
+        "<div>3 chunks, cut after bytes 5, 9:</div>"
+        '<div><span class="at">      0 </span>data:<b class="cut">┊</b> {"a"<b class="cut">┊</b>'
+        ': 1}\\n  <span class="mark">◀ after byte 12: call 0 of choice 0 released ready</span>'
+        "</div>"
+        '<div><span class="at">        …</span></div>'
+        '<div><span class="at">   1024 </span>data: [DONE]\\n</div></div>'
+    )
+    rule = re.search(r"\.lines > div \{[^}]*\}", page)
+    assert rule is not None
+    assert "white-space: pre-wrap" in rule.group()
+    assert "padding-left: 8ch; text-indent: -8ch" in rule.group()
+
+
+def test_the_filter_box_matches_rules_scenarios_checks_and_outcomes(run: Path) -> None:
+    """The page carries a filter box, shown by its script, which hides what does not match:
+    each rule row, scenario cell, failing scenario and not-run row carries the words it is
+    matched on (its own text besides)."""
+    page = (run / "report.html").read_text(encoding="utf-8")
+    assert '<div class="filter" hidden><input type="search" id="filter" autocomplete="off"' in page
+    script = page.split("<script>")[1]
+    assert 'box.addEventListener("input", applyFilter);' in script
+    assert "box.parentElement.hidden = false;" in script
+    assert '<tr data-filter="C4">' in page
+    assert (
+        '<a class="cell failed" title="Released before the finish &lt;b&gt;chunk&lt;/b&gt; &amp; '
+        'its [DONE] (1 passed, 1 failed)" data-filter="failed no_premature_release text_exact" '
+        'href="#scenario-c4-early-release">'
+    ) in page
+    assert 'data-filter="passed">✓ a2-escape-split</span>' in page
+    group = re.search(r'<details class="group errored" [^>]*>', page)
+    assert group is not None
+    assert 'data-filter="errored V5 whole json"' in group.group()
+    assert '<tr data-filter="not_applicable"><td><code>t2-crlf-split</code>' in page
 
 
 def test_badge_says_how_many_passed_or_failed(run: Path, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,13 +14,23 @@ from typing import Any
 import pytest
 
 from callstream.case import CaseResult
+from callstream.checks import Failure
 from callstream.cli import main
 from callstream.connect import load_implementation
 from callstream.declaration import OBSERVABLES, Declaration
 from callstream.errors import HarnessError, UsageError
 from callstream.implementations import DEFAULT
 from callstream.reference import Tool
-from callstream.runner import RunSummary, expand, make_progress, run, select_scenarios
+from callstream.report import rerun_command
+from callstream.runner import (
+    RunSummary,
+    expand,
+    format_summary,
+    make_progress,
+    rerun_words,
+    run,
+    select_scenarios,
+)
 from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
 from tests.fauxmplementations import TRIGGER
 
@@ -349,8 +360,9 @@ def test_cli_run_writes_the_report_and_prints_a_summary(
     assert code == 1
     assert stdout.splitlines() == [
         stdout.splitlines()[0],
-        "FAILED oc-faux-trigger[lenient-whole] no_crash: the implementation raised "
+        "FAILED oc-faux-trigger [lenient: whole] no_crash: the implementation raised "
         "RuntimeError: fauxmplementation: feed() blew up",
+        f"  callstream run --impl {FAUX}raising:factory {CORPUS} -k oc-faux-trigger",
         f"report: {out}",
     ]
     assert stdout.startswith(
@@ -360,6 +372,7 @@ def test_cli_run_writes_the_report_and_prints_a_summary(
     lines = [json.loads(line) for line in (out / "report.jsonl").read_text().splitlines()]
     assert [line["type"] for line in lines] == ["header", *["result"] * 6, "footer"]
     assert lines[0]["argv"][:2] == ["callstream", "run"]
+    assert lines[0]["rerun"] == ["callstream", "run", "--impl", FAUX + "raising:factory", CORPUS]
     assert lines[-1]["exit_code"] == 1
     assert {path.name for path in out.iterdir()} >= {"report.jsonl", "junit.xml", "summary.md"}
 
@@ -408,3 +421,115 @@ def test_cli_run_exit_codes_for_usage_and_harness_errors(
     )
     assert code == 3
     assert "a worker could not load" in stderr
+
+
+def test_the_rerun_command_runs_the_failing_scenario_again(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The command printed under a failing scenario, pasted into a shell, runs that scenario
+    alone (with the run's scenario paths, --scenarios files and timeout) and fails it the same
+    way."""
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(
+        "scenarios:\n"
+        "  - id: oc-extra-trigger\n"
+        "    title: The trigger again, in a file of the user's\n"
+        "    rules: [V6]\n"
+        "    tools: [{name: misbehave, parameters: {type: object}}]\n"
+        "    splittings: [whole, bytes]\n"
+        "    calls:\n"
+        "      - {name: misbehave, id: call_1, arguments: '{\"x\": 1}'}\n"
+    )
+    impl = FAUX + "raising:factory"
+    first = ["--impl", impl, "--timeout", "7.5", "--scenarios", str(extra), CORPUS]
+    _, stdout, _ = cli(capsys, *first, "--out", str(tmp_path / "a"))
+    lines = stdout.splitlines()
+    at = next(n for n, line in enumerate(lines) if line.startswith("FAILED oc-extra-trigger "))
+    failed, rerun = lines[at : at + 2]
+    assert failed.startswith("FAILED oc-extra-trigger [lenient: whole, bytes] no_crash: ")
+    assert rerun == (
+        f"  callstream run --impl {impl} --scenarios {extra} --timeout 7.5 {CORPUS} "
+        "-k oc-extra-trigger"
+    )
+    words = shlex.split(rerun)
+    assert words[:2] == ["callstream", "run"]
+    code, again, _ = cli(capsys, *words[2:], "--out", str(tmp_path / "b"))
+    assert code == 1
+    assert again.splitlines()[0].startswith("2 cases of 1 scenarios: 0 passed, 2 failed")
+    assert again.splitlines()[1] == failed
+    header = json.loads((tmp_path / "b" / "report.jsonl").read_text().splitlines()[0])
+    assert header["filter"] == "oc-extra-trigger"
+
+
+def test_a_rerun_command_quotes_what_a_shell_would_split() -> None:
+    """A connectable or a path with spaces or quotes survives the shell as one word."""
+    words = rerun_words(
+        "cmd:node 'my assembler.js' --strict",
+        ["scenarios/it's here.yaml"],
+        scenarios=["extra dir/more.yaml"],
+        timeout=2.0,
+    )
+    command = rerun_command(words, "oc-x")
+    assert shlex.split(command) == [
+        "callstream",
+        "run",
+        "--impl",
+        "cmd:node 'my assembler.js' --strict",
+        "--scenarios",
+        "extra dir/more.yaml",
+        "--timeout",
+        "2",
+        "scenarios/it's here.yaml",
+        "-k",
+        "oc-x",
+    ]
+
+
+def failed_case(
+    scenario: str, splitting: str, message: str, profile: str = "lenient"
+) -> CaseResult:
+    """A failed verdict on one case of ``scenario``."""
+    return CaseResult(
+        scenario,
+        f"scenario {scenario}",
+        ("A3",),
+        ("ids",),
+        "must",
+        profile,
+        splitting,
+        "failed",
+        failures=(Failure("identity", ("A3",), message),),
+        repro="1 chunk of 3 bytes:",
+    )
+
+
+def test_a_scenario_failing_in_many_cases_is_one_line_naming_its_splittings() -> None:
+    """Eight failed cases of one scenario print one line, with four splittings named and the
+    rest counted, the first case's message and the rerun command under it; passed cases and
+    other scenarios' failures keep their own places."""
+    splittings = ["whole", "bytes", "pairs", *(f"random-{n}" for n in range(1, 6))]
+    results = (
+        *(failed_case("oc-q-id-repeated", s, f"id 'call_abccall_abc' ({s})") for s in splittings),
+        dataclasses.replace(failed_case("oc-ok", "whole", ""), outcome="passed", failures=()),
+        failed_case("oc-other", "bytes", "id 'x'"),
+        failed_case("oc-other", "pairs", "id 'y'", profile="strict"),
+    )
+    summary = RunSummary(results, 3, 11, False, 1.25)
+    text = format_summary(summary, Path("reports/run"), ["callstream", "run", "--impl", "py:m:f"])
+    assert text.splitlines()[1:] == [
+        "FAILED oc-q-id-repeated [lenient: whole, bytes, pairs, random-1 and 4 more] identity: "
+        "id 'call_abccall_abc' (whole)",
+        "  callstream run --impl py:m:f -k oc-q-id-repeated",
+        "FAILED oc-other [lenient: bytes; strict: pairs] identity: id 'x'",
+        "  callstream run --impl py:m:f -k oc-other",
+        "report: reports/run",
+    ]
+
+
+def test_past_the_limit_failing_scenarios_are_counted() -> None:
+    """Only the first scenarios are listed; the summary says how many more failed."""
+    results = tuple(failed_case(f"oc-s{n:02d}", "whole", "id 'x'") for n in range(23))
+    text = format_summary(RunSummary(results, 23, 23, False, 1.0), Path("r"), limit=20)
+    lines = text.splitlines()
+    assert sum(line.startswith("FAILED ") for line in lines) == 20
+    assert "… and 3 more failing scenarios" in lines
