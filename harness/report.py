@@ -46,7 +46,7 @@ from jsonschema.exceptions import best_match
 from .case import OUTCOMES, CaseResult, Outcome
 from .checks import CHECKS
 from .errors import HarnessError, UsageError
-from .rules import NOT_CERTIFIABLE, RULES
+from .rules import NOT_CERTIFIABLE, RULES, failure_pointer
 
 __all__ = [
     "FORMAT",
@@ -577,9 +577,9 @@ def _clip(text: str, max_lines: int, max_chars: int) -> str:
 
 
 def _problems(result: Mapping[str, Any]) -> list[str]:
-    """Each failed check as ``check (A2, C4): message``."""
+    """Each failed check as ``check (A2, C4; callstream explain A2): message``."""
     return [
-        f"{failure['check']} ({', '.join(failure['rules'])}): {failure['message']}"
+        f"{failure['check']} ({failure_pointer(failure['rules'])}): {failure['message']}"
         for failure in result["failures"]
     ]
 
@@ -650,12 +650,15 @@ def failing_scenarios(results: Iterable[Mapping[str, Any]]) -> list[FailingScena
 
 
 def first_problem(result: Mapping[str, Any]) -> str:
-    """What went wrong in a case, in one line: its first failed check and message (``check:
-    message (and 2 more)``), or the last line of why it errored."""
+    """What went wrong in a case, in one line: its first failed check, the rules it is filed
+    under and its message (``check (A3; callstream explain A3): message (and 2 more)``), or the
+    last line of why it errored."""
     failures = result["failures"]
     if failures:
         more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
-        return _one_line(f"{failures[0]['check']}: {failures[0]['message']}{more}")
+        first = failures[0]
+        pointer = failure_pointer(first["rules"])
+        return _one_line(f"{first['check']} ({pointer}): {first['message']}{more}")
     detail = (result["detail"] or "").strip()
     return _one_line(detail.splitlines()[-1]) if detail else "no detail"
 
@@ -880,7 +883,7 @@ def _summary_scenario(
         "",
     ]
     out += [
-        f"- {_md_code(failure['check'])} ({_md(', '.join(failure['rules']))}): "
+        f"- {_md_code(failure['check'])} ({_md(failure_pointer(failure['rules']))}): "
         + _md(failure["message"])
         for failure in first["failures"]
     ]
@@ -1371,7 +1374,7 @@ def _html_case(line: int, result: Mapping[str, Any], *, repro: bool, opened: boo
     """One bad case: its failed checks, its detail and (if ``repro``) its repro."""
     outcome = result["outcome"]
     rows = "".join(
-        f"<tr><td><code>{_h(failure['check'])}</code></td><td>{_h(', '.join(failure['rules']))}"
+        f"<tr><td><code>{_h(failure['check'])}</code></td><td>{_h(failure_pointer(failure['rules']))}"
         f"</td><td>{_h(failure['message'])}</td></tr>"
         for failure in result["failures"]
     )

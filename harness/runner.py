@@ -409,8 +409,7 @@ def explain(result: CaseResult) -> str:
     with their rules (so a one-line summary shows the first), then the scenario with its rules
     and where it is defined, why it errored, and the repro."""
     lines = [
-        f"{failure.check} ({', '.join(failure.rules)}): {failure.message}"
-        for failure in result.failures
+        f"{failure.check} ({failure.pointer}): {failure.message}" for failure in result.failures
     ]
     lines += [
         f"{result.scenario} [{result.profile}-{result.splitting}]: {result.title}",

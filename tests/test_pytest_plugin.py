@@ -66,7 +66,7 @@ def test_a_failing_case_shows_the_failed_checks_the_repro_and_its_rerun(
     result.stdout.fnmatch_lines(
         [
             "*callstream oc-faux-trigger[[]lenient-whole[]]*",
-            "no_crash (V6): the implementation raised RuntimeError: fauxmplementation: *",
+            "no_crash (V6; callstream explain V6): the implementation raised RuntimeError: *",
             "oc-faux-trigger [[]lenient-whole[]]: The stream on which a fauxmplementation *",
             "rules V6; defined at *corpus.yaml:14",
             "repro:",
@@ -82,11 +82,11 @@ def test_a_failing_case_shows_the_failed_checks_the_repro_and_its_rerun(
             f"rerun: pytest --callstream-impl={RAISING} --callstream-scenarios={CORPUS} "
             "-k 'oc-faux-trigger[[]lenient-whole[]]'",
             "*= callstream: 1 failing scenario(s) =*",
-            "FAILED oc-faux-trigger [[]lenient: whole[]] no_crash: the implementation raised *",
+            "FAILED oc-faux-trigger [[]lenient: whole[]] no_crash (V6; callstream explain V6): *",
             f"  pytest --callstream-impl={RAISING} --callstream-scenarios={CORPUS} "
             "-k oc-faux-trigger",
             "*short test summary info*",
-            "FAILED callstream::oc-faux-trigger[[]lenient-whole[]] - no_crash (V6): *",
+            "FAILED callstream::oc-faux-trigger[[]lenient-whole[]] - no_crash (V6; callstream *",
         ]
     )
     assert "pytest_plugin.py" not in result.stdout.str()
@@ -115,7 +115,8 @@ def test_a_hanging_stream_fails_no_hang_at_the_timeout_and_the_session_goes_on(
         [
             f"callstream: *hanging:factory ({HANGING}), 0.5 s per stream",
             "*",
-            "no_hang (V5): the implementation did not finish within the per-case timeout",
+            "no_hang (V5; callstream explain V5): the implementation did not finish within the "
+            "per-case timeout",
             "*",
             "repro:",
             "1 chunk of * bytes:",
@@ -159,7 +160,8 @@ def test_an_implementation_that_catches_the_interruption_still_fails_no_hang(
     result.assert_outcomes(failed=1, deselected=5)
     result.stdout.fnmatch_lines(
         [
-            "no_hang (V5): the implementation did not finish a stream within the timeout (0.5 s), "
+            "no_hang (V5; callstream explain V5): the implementation did not finish a stream "
+            "within the timeout (0.5 s), "
             "and it caught the interruption"
         ]
     )

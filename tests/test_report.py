@@ -336,9 +336,11 @@ def test_junit_parses_and_counts_each_outcome(run: Path) -> None:
     failure = cases["c4-early-release", "lenient/bytes"].find("failure")
     assert failure is not None
     assert failure.text is not None
-    assert failure.get("message", "").startswith("no_premature_release (C4): call 0")
+    assert failure.get("message", "").startswith(
+        "no_premature_release (C4; callstream explain C4): call 0"
+    )
     assert failure.get("type") == "no_premature_release,text_exact"
-    assert "text_exact (A2)" in failure.text
+    assert "text_exact (A2; callstream explain A2)" in failure.text
     assert "Traceback: \\x00 NUL, \\x1b[31m ANSI, \\x7f DEL" in failure.text
     assert "</pre><script>" in failure.text  # escaped by XML, read back as text
     skipped = cases["t2-crlf-split", "strict/pairs"].find("skipped")
@@ -370,7 +372,10 @@ def test_summary_holds_the_rule_table_and_each_failure_with_its_repro(run: Path)
     )
     assert "```sh\ncallstream run --impl py:tests.fakes:assembler -k c4-early-release\n```" in text
     assert "**lenient/bytes** failed:" in text
-    assert "- `no_premature_release` (C4): call 0 of choice 0 was released after byte 12" in text
+    assert (
+        "- `no_premature_release` (C4; callstream explain C4): call 0 of choice 0 was released "
+        "after byte 12"
+    ) in text
     fence = "````"  # the repro holds ``` so its fence is longer
     block = text.split(fence + "text\n", 1)[1].split("\n" + fence, 1)[0]
     assert block == REPRO.replace("\r\n", "\n").replace("\x00", "\\x00").replace(
@@ -397,8 +402,8 @@ def test_failures_are_grouped_by_scenario_and_the_summary_stays_short(tmp_path: 
     assert text.count("### ✗") == 25
     assert "2 more failing scenarios, all in report.html:" in text
     assert (
-        "- ✗ `bad-25` \\[lenient: bytes\\] text\\_exact: call 0 of choice 0 has arguments\\_text"
-        in text
+        "- ✗ `bad-25` \\[lenient: bytes\\] text\\_exact (A2; callstream explain A2): call 0 of "
+        "choice 0 has arguments\\_text" in text
     )
     assert text.count("````text") == 25
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
@@ -408,7 +413,10 @@ def test_failures_are_grouped_by_scenario_and_the_summary_stays_short(tmp_path: 
     assert list(cases)[:2] == ["c4-early-release", "bad-00"]
     assert "".join(cases.values()).count('<details class="case failed"') == 28
     first, second = cases["c4-early-release"].split('<details class="case failed" id="line-3"')
-    assert "[lenient: bytes; strict: pairs] no_premature_release: call 0 of choice 0" in first
+    assert (
+        "[lenient: bytes; strict: pairs] no_premature_release (C4; callstream explain C4): call 0 "
+        "of choice 0"
+    ) in first
     assert (
         "rerun: <code>callstream run --impl py:tests.fakes:assembler -k c4-early-release" in first
     )

@@ -360,7 +360,8 @@ def test_cli_run_writes_the_report_and_prints_a_summary(
     assert code == 1
     assert stdout.splitlines() == [
         stdout.splitlines()[0],
-        "FAILED oc-faux-trigger [lenient: whole] no_crash: the implementation raised "
+        "FAILED oc-faux-trigger [lenient: whole] no_crash (V6; callstream explain V6): the "
+        "implementation raised "
         "RuntimeError: fauxmplementation: feed() blew up",
         f"  callstream run --impl {FAUX}raising:factory {CORPUS} -k oc-faux-trigger",
         f"report: {out}",
@@ -446,7 +447,9 @@ def test_the_rerun_command_runs_the_failing_scenario_again(
     lines = stdout.splitlines()
     at = next(n for n, line in enumerate(lines) if line.startswith("FAILED oc-extra-trigger "))
     failed, rerun = lines[at : at + 2]
-    assert failed.startswith("FAILED oc-extra-trigger [lenient: whole, bytes] no_crash: ")
+    assert failed.startswith(
+        "FAILED oc-extra-trigger [lenient: whole, bytes] no_crash (V6; callstream explain V6): "
+    )
     assert rerun == (
         f"  callstream run --impl {impl} --scenarios {extra} --timeout 7.5 {CORPUS} "
         "-k oc-extra-trigger"
@@ -517,10 +520,11 @@ def test_a_scenario_failing_in_many_cases_is_one_line_naming_its_splittings() ->
     summary = RunSummary(results, 3, 11, False, 1.25)
     text = format_summary(summary, Path("reports/run"), ["callstream", "run", "--impl", "py:m:f"])
     assert text.splitlines()[1:] == [
-        "FAILED oc-q-id-repeated [lenient: whole, bytes, pairs, random-1 and 4 more] identity: "
-        "id 'call_abccall_abc' (whole)",
+        "FAILED oc-q-id-repeated [lenient: whole, bytes, pairs, random-1 and 4 more] identity "
+        "(A3; callstream explain A3): id 'call_abccall_abc' (whole)",
         "  callstream run --impl py:m:f -k oc-q-id-repeated",
-        "FAILED oc-other [lenient: bytes; strict: pairs] identity: id 'x'",
+        "FAILED oc-other [lenient: bytes; strict: pairs] identity (A3; callstream explain A3): "
+        "id 'x'",
         "  callstream run --impl py:m:f -k oc-other",
         "report: reports/run",
     ]
