@@ -535,7 +535,7 @@ def _selection_options(command: argparse.ArgumentParser) -> None:
         dest="select",
         metavar="EXPR",
         help="only scenarios whose id contains a term, or that carry it as a tag or cite it as "
-        "a rule; comma-separated terms, any may match",
+        "a rule; comma-separated terms, any may match; =ID matches one id exactly",
     )
     command.add_argument(
         "--max-fail",

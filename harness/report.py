@@ -665,8 +665,11 @@ def first_problem(result: Mapping[str, Any]) -> str:
 
 def rerun_command(rerun: Sequence[str], scenario: str) -> str:
     """The shell command that runs ``scenario`` again: the run's ``rerun`` words (its command
-    line without any selection) and ``-k scenario``, each quoted for a POSIX shell."""
-    return shlex.join([*rerun, "-k", scenario])
+    line without any selection) and ``-k``, each quoted for a POSIX shell. A ``callstream``
+    command selects the id exactly (``-k =ID``: some ids hold others); pytest's ``-k`` has no
+    such form and gets the id itself."""
+    exact = "=" if rerun[:1] == ["callstream"] else ""
+    return shlex.join([*rerun, "-k", f"{exact}{scenario}"])
 
 
 def _one_line(text: str) -> str:

@@ -124,7 +124,8 @@ def expand(scenarios: Sequence[Scenario], declaration: Declaration) -> list[Case
 
 def select_scenarios(scenarios: Sequence[Scenario], expression: str) -> list[Scenario]:
     """The scenarios ``-k expression`` selects: comma-separated terms, each matching a scenario
-    whose id contains it, that carries it as a tag, or that cites it as a rule."""
+    whose id contains it, that carries it as a tag, or that cites it as a rule; a term written
+    ``=ID`` matches that id exactly (what rerun commands use: some ids hold others)."""
     terms = [term.strip() for term in expression.split(",")]
     if not all(terms):
         raise UsageError(
@@ -134,7 +135,10 @@ def select_scenarios(scenarios: Sequence[Scenario], expression: str) -> list[Sce
         scenario
         for scenario in scenarios
         if any(
-            term in scenario.id or term in scenario.tags or term in scenario.rules for term in terms
+            scenario.id == term[1:]
+            if term.startswith("=")
+            else term in scenario.id or term in scenario.tags or term in scenario.rules
+            for term in terms
         )
     ]
     if not chosen:

@@ -370,7 +370,7 @@ def test_summary_holds_the_rule_table_and_each_failure_with_its_repro(run: Path)
         "1 failed of 2 cases (lenient: bytes) · checks no\\_premature\\_release, text\\_exact · "
         "rules C4, A2 · `scenarios/openai-chat/c4.yaml:7`" in text
     )
-    assert "```sh\ncallstream run --impl py:tests.fakes:assembler -k c4-early-release\n```" in text
+    assert "```sh\ncallstream run --impl py:tests.fakes:assembler -k =c4-early-release\n```" in text
     assert "**lenient/bytes** failed:" in text
     assert (
         "- `no_premature_release` (C4; callstream explain C4): call 0 of choice 0 was released "
@@ -418,7 +418,7 @@ def test_failures_are_grouped_by_scenario_and_the_summary_stays_short(tmp_path: 
         "of choice 0"
     ) in first
     assert (
-        "rerun: <code>callstream run --impl py:tests.fakes:assembler -k c4-early-release" in first
+        "rerun: <code>callstream run --impl py:tests.fakes:assembler -k =c4-early-release" in first
     )
     assert second.count("<h4>Repro: ") == 1
     assert "keeps the repro of its first bad case only" not in page

@@ -273,6 +273,14 @@ def test_select_matches_id_fragments_tags_and_rules() -> None:
     assert ids("T2, escape") == ["oc-j-escape", "oc-s-crlf"]
     with pytest.raises(UsageError, match="selects no scenario"):
         ids("nothing-like-this")
+
+
+def test_an_exact_id_term_selects_that_scenario_only() -> None:
+    """``-k =ID`` (what rerun commands print) does not also pick the ids that contain ID."""
+    scenarios = [scenario("oc-e-event-error"), scenario("oc-e-event-error-plain-text")]
+    chosen = select_scenarios(scenarios, "=oc-e-event-error")
+    assert [s.id for s in chosen] == ["oc-e-event-error"]
+    assert len(select_scenarios(scenarios, "oc-e-event-error")) == 2
     with pytest.raises(UsageError, match="has an empty term"):
         ids("escape,,sse")
 
@@ -363,7 +371,7 @@ def test_cli_run_writes_the_report_and_prints_a_summary(
         "FAILED oc-faux-trigger [lenient: whole] no_crash (V6; callstream explain V6): the "
         "implementation raised "
         "RuntimeError: fauxmplementation: feed() blew up",
-        f"  callstream run --impl {FAUX}raising:factory {CORPUS} -k oc-faux-trigger",
+        f"  callstream run --impl {FAUX}raising:factory {CORPUS} -k =oc-faux-trigger",
         f"report: {out}",
     ]
     assert stdout.startswith(
@@ -452,7 +460,7 @@ def test_the_rerun_command_runs_the_failing_scenario_again(
     )
     assert rerun == (
         f"  callstream run --impl {impl} --scenarios {extra} --timeout 7.5 {CORPUS} "
-        "-k oc-extra-trigger"
+        "-k =oc-extra-trigger"
     )
     words = shlex.split(rerun)
     assert words[:2] == ["callstream", "run"]
@@ -461,7 +469,7 @@ def test_the_rerun_command_runs_the_failing_scenario_again(
     assert again.splitlines()[0].startswith("2 cases of 1 scenarios: 0 passed, 2 failed")
     assert again.splitlines()[1] == failed
     header = json.loads((tmp_path / "b" / "report.jsonl").read_text().splitlines()[0])
-    assert header["filter"] == "oc-extra-trigger"
+    assert header["filter"] == "=oc-extra-trigger"
 
 
 def test_a_rerun_command_quotes_what_a_shell_would_split() -> None:
@@ -484,7 +492,7 @@ def test_a_rerun_command_quotes_what_a_shell_would_split() -> None:
         "2",
         "scenarios/it's here.yaml",
         "-k",
-        "oc-x",
+        "=oc-x",
     ]
 
 
@@ -522,10 +530,10 @@ def test_a_scenario_failing_in_many_cases_is_one_line_naming_its_splittings() ->
     assert text.splitlines()[1:] == [
         "FAILED oc-q-id-repeated [lenient: whole, bytes, pairs, random-1 and 4 more] identity "
         "(A3; callstream explain A3): id 'call_abccall_abc' (whole)",
-        "  callstream run --impl py:m:f -k oc-q-id-repeated",
+        "  callstream run --impl py:m:f -k =oc-q-id-repeated",
         "FAILED oc-other [lenient: bytes; strict: pairs] identity (A3; callstream explain A3): "
         "id 'x'",
-        "  callstream run --impl py:m:f -k oc-other",
+        "  callstream run --impl py:m:f -k =oc-other",
         "report: reports/run",
     ]
 
