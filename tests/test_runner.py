@@ -273,6 +273,8 @@ def test_select_matches_id_fragments_tags_and_rules() -> None:
     assert ids("T2, escape") == ["oc-j-escape", "oc-s-crlf"]
     with pytest.raises(UsageError, match="selects no scenario"):
         ids("nothing-like-this")
+    with pytest.raises(UsageError, match="has an empty term"):
+        ids("escape,,sse")
 
 
 def test_an_exact_id_term_selects_that_scenario_only() -> None:
@@ -281,8 +283,6 @@ def test_an_exact_id_term_selects_that_scenario_only() -> None:
     chosen = select_scenarios(scenarios, "=oc-e-event-error")
     assert [s.id for s in chosen] == ["oc-e-event-error"]
     assert len(select_scenarios(scenarios, "oc-e-event-error")) == 2
-    with pytest.raises(UsageError, match="has an empty term"):
-        ids("escape,,sse")
 
 
 def test_a_selection_is_recorded_in_the_header() -> None:
