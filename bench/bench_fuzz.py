@@ -46,7 +46,8 @@ from hypothesis import strategies as st  # noqa: E402
 
 from callstream import strategies  # noqa: E402
 from callstream.checks import run_checks  # noqa: E402
-from callstream.connect import Implementation, load_implementation  # noqa: E402
+from callstream.connect import load_implementation  # noqa: E402
+from callstream.declaration import Implementation  # noqa: E402
 from callstream.fuzz import _InProcess, _Isolated, fuzz  # noqa: E402
 from callstream.observe import observe  # noqa: E402
 from callstream.oracle import expect  # noqa: E402

@@ -18,14 +18,15 @@ if TYPE_CHECKING:
     from .certificate import Certificate, write_certificate
     from .certify import Target, certify, replay
     from .checks import CHECKS, Check, Failure, run_checks
-    from .connect import OBSERVABLES, Declaration, Implementation, load_implementation
-    from .emulator import Emulator, ProviderApp, Reply
-    from .errors import HarnessError, UsageError
+    from .connect import load_implementation
+    from .declaration import OBSERVABLES, Declaration, Implementation
+    from .emulator import ROUTES, Emulator, ProviderApp, Reply
+    from .errors import HarnessError, ImplementationError, PlanError, StreamTimeout, UsageError
     from .lint import lint
     from .matrix import render_matrix, run_matrix
-    from .observe import Observation, Observed, StreamTimeout, observe
-    from .oracle import PlanError, expect
-    from .pipe import CommandFactory, ImplementationError, load_command
+    from .observe import Observation, Observed, observe
+    from .oracle import expect
+    from .pipe import CommandFactory, load_command
     from .probes import Probe, load_probes
     from .reference import (
         DIALECTS,
@@ -59,7 +60,6 @@ if TYPE_CHECKING:
     from .render import render
     from .report import ReportWriter, load_report, render_reports
     from .route_checks import ROUTE_CHECKS, RouteFinding, check_probe
-    from .routes import ROUTES
     from .runner import RunSummary, run
     from .scenario import LoadResult, ScenarioError, default_corpus, load_scenarios
     from .spec import (
@@ -122,9 +122,9 @@ _WHERE = {
     "Check": "checks",
     "Failure": "checks",
     "run_checks": "checks",
-    "Declaration": "connect",
-    "OBSERVABLES": "connect",
-    "Implementation": "connect",
+    "Declaration": "declaration",
+    "OBSERVABLES": "declaration",
+    "Implementation": "declaration",
     "load_implementation": "connect",
     "Emulator": "emulator",
     "ProviderApp": "emulator",
@@ -137,13 +137,13 @@ _WHERE = {
     "Observation": "observe",
     "Observed": "observe",
     "observe": "observe",
-    "StreamTimeout": "observe",
+    "StreamTimeout": "errors",
     "CommandFactory": "pipe",
-    "ImplementationError": "pipe",
+    "ImplementationError": "errors",
     "load_command": "pipe",
     "Probe": "probes",
     "load_probes": "probes",
-    "PlanError": "oracle",
+    "PlanError": "errors",
     "expect": "oracle",
     "render": "render",
     "ReportWriter": "report",
@@ -152,7 +152,7 @@ _WHERE = {
     "ROUTE_CHECKS": "route_checks",
     "RouteFinding": "route_checks",
     "check_probe": "route_checks",
-    "ROUTES": "routes",
+    "ROUTES": "emulator",
     "RunSummary": "runner",
     "run": "runner",
     "LoadResult": "scenario",

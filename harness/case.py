@@ -9,15 +9,23 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .checks import CHECKS, Failure, run_checks
-from .connect import OBSERVABLES
+from .checks import CHECKS, Failure, call_name, run_checks
+from .declaration import OBSERVABLES
 from .observe import Observation, observe
 from .oracle import expect
 from .render import render
 from .spec import Scenario, Splitting
 from .split import DEFAULT_SPLITTINGS, chunkings
 
-__all__ = ["OUTCOMES", "CaseResult", "Outcome", "format_repro", "run_case", "splittings_of"]
+__all__ = [
+    "OUTCOMES",
+    "CaseResult",
+    "Outcome",
+    "format_repro",
+    "line_spans",
+    "run_case",
+    "splittings_of",
+]
 
 Outcome = Literal["passed", "failed", "errored", "unsupported", "not_applicable"]
 """A case's verdict: ``unsupported`` is a declared non-feature (one choice only),
@@ -106,7 +114,7 @@ def run_case(
     exposed: Collection[str] = tuple(OBSERVABLES),
 ) -> CaseResult:
     """Run every chunking of ``splitting`` until one fails, judging what the implementation
-    ``exposed`` (see ``callstream.connect.OBSERVABLES``); the verdict with its repro."""
+    ``exposed`` (see ``callstream.declaration.OBSERVABLES``); the verdict with its repro."""
     spec = scenario.spec
     rendered = render(spec)
     expected = expect(spec, rendered, profile)
@@ -166,16 +174,18 @@ def format_repro(chunks: Sequence[bytes], seen: Observation | None = None) -> st
         shown = ", ".join(map(str, bounds[:20])) + (", …" if len(bounds) > 20 else "")
         head = f"{len(chunks)} chunks, cut after bytes {shown}"
     marks: dict[int, list[str]] = {}
-    lines = _lines(data)
+    lines = line_spans(data)
     if seen is not None:
         for release in seen.releases:
             where = max(0, min(release.offset, len(data)) - 1)
             number = next((n for n, (a, b) in enumerate(lines) if a <= where < b), len(lines) - 1)
             result = release.result
-            state = result.status if result.reason is None else f"{result.status} {result.reason}"
+            state = "with no status" if result.status is None else str(result.status)
+            if result.reason is not None:
+                state += f" {result.reason}"
             when = "at close()" if release.chunk == len(chunks) else f"after byte {release.offset}"
             marks.setdefault(number, []).append(
-                f"◀ {when}: call {result.index} of choice {result.choice} released {state}"
+                f"◀ {when}: {call_name(result.key)} released {state}"
             )
     keep = _lines_to_show(len(lines), marks)
     out = [head + ":"]
@@ -196,7 +206,7 @@ def format_repro(chunks: Sequence[bytes], seen: Observation | None = None) -> st
     return "\n".join(out)
 
 
-def _lines(data: bytes) -> list[tuple[int, int]]:
+def line_spans(data: bytes) -> list[tuple[int, int]]:
     """(start, stop) of each line of ``data``, line endings included."""
     spans = []
     start = 0

@@ -30,7 +30,7 @@ from jsonschema.exceptions import best_match
 
 from callstream.reference import Assembler, Reason
 
-from .errors import HarnessError, UsageError
+from .errors import HarnessError, NotAStream, UsageError
 from .scrub import Scrubber
 from .spec import Expected, ExpectedCall, Scenario, Splitting, StreamSpec
 from .tools import parse_tools
@@ -40,7 +40,6 @@ __all__ = [
     "SUFFIX",
     "Chunk",
     "Ended",
-    "NotAStream",
     "RecordedRequest",
     "RecordedResponse",
     "Recording",
@@ -77,14 +76,6 @@ MAX_BODY = 64 << 20
 MAX_DEPTH = 100
 """The deepest nesting of arrays and objects in a cassette line."""
 _REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
-
-
-class NotAStream(UsageError):
-    """A cassette with no event stream in it, which cannot be a scenario."""
-
-    def __init__(self, path: str | PathLike[str], reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Checks: small named functions comparing an Observation with an Expectation.
 
 Each check reads some of what an implementation exposes (its ``observes``: see
-``callstream.connect.OBSERVABLES``) and returns the problems it found, each a sentence a person
+``callstream.declaration.OBSERVABLES``) and returns the problems it found, each a sentence a person
 can act on, filed under the rule it proves: a call released ready that must be rejected
 ``truncated`` breaks C3, one whose text differs breaks A2, whatever else the scenario cites.
 Where a problem could prove one of several rules, it is filed under those the scenario cites,
@@ -19,17 +19,28 @@ observable* for the case: reported as such, never as passed.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from callstream.reference._validate import parse_int
+from callstream.reference.validate import parse_int
 
 from .observe import Observation, Observed
+from .rules import failure_pointer
 from .spec import Expected, ExpectedCall
 
-__all__ = ["CHECKS", "REASON_RULES", "STATUSES", "Check", "Failure", "Judgement", "run_checks"]
+__all__ = [
+    "CHECKS",
+    "REASON_RULES",
+    "STATUSES",
+    "Check",
+    "Failure",
+    "Judgement",
+    "call_name",
+    "run_checks",
+]
 
 STATUSES = ("ready", "rejected")
 """The statuses of the contract."""
@@ -69,6 +80,11 @@ class Failure:
     check: str
     rules: tuple[str, ...]
     message: str
+
+    @property
+    def pointer(self) -> str:
+        """Its rules and where to read about them: ``A3; callstream explain A3``."""
+        return failure_pointer(self.rules)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,17 +145,22 @@ def _contract(expected: Expected, seen: Observation, exposed: Collection[str]) -
     """Every result speaks the contract: a known status, a reason exactly when rejected."""
     problems = []
     for result in seen.results:
-        where = _where(result.key)
-        if result.status not in STATUSES:
+        call = call_name(result.key)
+        statuses = " or ".join(STATUSES)
+        if result.status is None:
+            problems.append(Problem(f"{call} has no status (a result is {statuses})", ("V6",)))
+        elif result.status not in STATUSES:
+            close = difflib.get_close_matches(str(result.status), STATUSES, n=1)
             problems.append(
                 Problem(
-                    f"call {where} has status {_show(result.status)}, which is not in the "
-                    f"contract (a result is {' or '.join(STATUSES)})",
+                    f"{call} has status {_show(result.status)}, which is not in the contract "
+                    f"(a result is {statuses})"
+                    + (f"; did you mean {close[0]!r}?" if close else ""),
                     ("V6",),
                 )
             )
         elif result.status == "rejected" and "reason" in exposed and not result.reason:
-            problems.append(Problem(f"call {where} is rejected without a reason", ("V6",)))
+            problems.append(Problem(f"{call} is rejected without a reason", ("V6",)))
     return problems
 
 
@@ -150,7 +171,7 @@ def _released_once(
     for result in seen.results:
         counts[result.key] = counts.get(result.key, 0) + 1
     return [
-        Problem(f"call {_where(key)} was released {n} times", ("E3", "A6"))
+        Problem(f"{call_name(key)} was released {n} times", ("E3", "A6"))
         for key, n in counts.items()
         if n > 1
     ]
@@ -170,11 +191,11 @@ def _calls_released(
     every = {(call.choice, call.index) for call in expected.calls}
     got = {result.key for result in seen.results}
     problems = [
-        Problem(f"call {_where(key)} was never released", (*_ROUTING, "C2"))
+        Problem(f"{call_name(key)} was never released", (*_ROUTING, "C2"))
         for key in sorted(want - got)
     ]
     problems += [
-        Problem(f"an unexpected call {_where(key)} was released", _ROUTING)
+        Problem(f"an unexpected {call_name(key)} was released", _ROUTING)
         for key in sorted(got - every, key=str)
     ]
     return problems
@@ -187,31 +208,30 @@ def _safe(expected: Expected, seen: Observation, exposed: Collection[str]) -> li
         if result.status != "ready":
             continue
         call = _expected_for(expected, result)
-        where = _where(result.key)
+        where = call_name(result.key)
         if call is None:
-            problems.append(
-                Problem(f"call {where} was released ready but it does not exist", _ROUTING)
-            )
+            problems.append(Problem(f"{where} was released ready but it does not exist", _ROUTING))
         elif call.status != "ready":
             problems.append(
                 Problem(
-                    f"call {where} was released ready but it must be rejected {call.reason}",
+                    f"{where} was released ready but it must be rejected"
+                    + (f" {call.reason}" if call.reason else ""),
                     _reason_rules(call.reason),
                 )
             )
         elif call.name is not None and result.name != call.name:
+            named = "with no name" if result.name is None else f"as {_show(result.name)}"
             problems.append(
                 Problem(
-                    f"call {where} was released ready as {_show(result.name)}, "
-                    f"but it calls {_show(call.name)}",
+                    f"{where} was released ready {named}, but it calls {_show(call.name)}",
                     ("A3", "A4", "A5", *_TRANSPORT),
                 )
             )
         elif call.check_arguments and "arguments" in exposed and result.arguments != call.arguments:
             problems.append(
                 Problem(
-                    f"call {where} was released ready with arguments "
-                    f"{_show(result.arguments)} instead of {_show(call.arguments)}",
+                    f"{where} was released ready with {_field('arguments', result.arguments)} "
+                    f"instead of {_json(call.arguments)}",
                     ("A2", "A5", "A6", *_TRANSPORT),
                 )
             )
@@ -223,9 +243,9 @@ def _safe(expected: Expected, seen: Observation, exposed: Collection[str]) -> li
         ):
             problems.append(
                 Problem(
-                    f"call {where} was released ready with arguments_text "
-                    f"{_show(result.arguments_text)}, which does not run as "
-                    f"{_show(call.arguments)}",
+                    f"{where} was released ready with "
+                    f"{_field('arguments_text', result.arguments_text)}, which does not run as "
+                    f"{_json(call.arguments)}",
                     ("A2", "A5", "A6", *_TRANSPORT),
                 )
             )
@@ -262,7 +282,7 @@ def _nothing_ready(
         rules = _reason_rules(call.reason) if call is not None else ("C3", "V1")
         problems.append(
             Problem(
-                f"call {_where(result.key)} was released ready; "
+                f"{call_name(result.key)} was released ready; "
                 "this stream must not yield a runnable call",
                 rules,
             )
@@ -278,7 +298,7 @@ def _status(expected: Expected, seen: Observation, exposed: Collection[str]) -> 
         if call.status == "ready" and result.status == "rejected":
             problems.append(
                 Problem(
-                    f"call {_where(result.key)} is rejected"
+                    f"{call_name(result.key)} is rejected"
                     + (f" {result.reason}" if result.reason else "")
                     + ", expected ready",
                     ("C1", "A1", "A2", *_TRANSPORT),
@@ -290,8 +310,9 @@ def _status(expected: Expected, seen: Observation, exposed: Collection[str]) -> 
 def _reason(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:
     return [
         Problem(
-            f"call {_where(result.key)} was rejected {_show(result.reason)}, "
-            f"expected {call.reason!r}",
+            f"{call_name(result.key)} was rejected "
+            + ("with no reason" if result.reason is None else _show(result.reason))
+            + f", expected {call.reason!r}",
             ("V6",),
         )
         for call, result in _pairs(expected, seen)
@@ -304,7 +325,7 @@ def _reason(expected: Expected, seen: Observation, exposed: Collection[str]) -> 
 def _text_exact(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:
     return [
         Problem(
-            f"call {_where(result.key)} has arguments_text {_show(result.arguments_text)}, "
+            f"{call_name(result.key)} has {_field('arguments_text', result.arguments_text)}, "
             f"expected {_show(call.arguments_text)}",
             ("A2", *_TRANSPORT),
         )
@@ -326,11 +347,12 @@ def _identity(expected: Expected, seen: Observation, exposed: Collection[str]) -
     synthetic: dict[Any, tuple[Any, Any]] = {}
     real = {call.id for call in expected.calls if call.id}
     for call, result in _pairs(expected, seen):
-        where = _where(result.key)
+        where = call_name(result.key)
         if call.name is not None and result.name != call.name:
+            named = "has no name" if result.name is None else f"is named {_show(result.name)}"
             problems.append(
                 Problem(
-                    f"call {where} is named {_show(result.name)}, expected {_show(call.name)}",
+                    f"{where} {named}, expected {_show(call.name)}",
                     ("A4", *_TRANSPORT) if not result.name else ("A3", *_TRANSPORT),
                 )
             )
@@ -342,21 +364,19 @@ def _identity(expected: Expected, seen: Observation, exposed: Collection[str]) -
                 continue
             if not isinstance(result.id, str):
                 problems.append(
-                    Problem(
-                        f"call {where} was given the id {_show(result.id)}, not a string", ("V4",)
-                    )
+                    Problem(f"{where} was given the id {_show(result.id)}, not a string", ("V4",))
                 )
             elif result.id in synthetic:
                 problems.append(
                     Problem(
-                        f"calls {_where(synthetic[result.id])} and {where} share id {result.id!r}",
+                        f"{call_name(synthetic[result.id])} and {where} share id {result.id!r}",
                         ("V4",),
                     )
                 )
             elif result.id in real:
                 problems.append(
                     Problem(
-                        f"call {where} was given the made-up id {result.id!r}, "
+                        f"{where} was given the made-up id {result.id!r}, "
                         "which another call of the stream really has",
                         ("V4",),
                     )
@@ -365,7 +385,7 @@ def _identity(expected: Expected, seen: Observation, exposed: Collection[str]) -
         elif call.id is not None and not _same_id(result.id, call.id):
             problems.append(
                 Problem(
-                    f"call {where} has id {_show(result.id)}, expected {_show(call.id)}",
+                    f"{where} has {_field('id', result.id)}, expected {_show(call.id)}",
                     ("A4", "E2", *_TRANSPORT) if not result.id else ("A3", "E2", *_TRANSPORT),
                 )
             )
@@ -394,7 +414,7 @@ def _no_premature_release(
         ):
             problems.append(
                 Problem(
-                    f"call {_where(release.result.key)} was released after byte "
+                    f"{call_name(release.result.key)} was released after byte "
                     f"{release.offset}, before its completion signal ended at byte "
                     f"{call.release_offset}",
                     ("C4",),
@@ -419,7 +439,8 @@ def _release_order(
         if not ordered:
             problems.append(
                 Problem(
-                    f"results released together by chunk {chunk} are not in index order: {keys}",
+                    f"results released together by chunk {chunk} are not in index order: "
+                    + ", ".join(map(call_name, keys)),
                     ("E4",),
                 )
             )
@@ -478,6 +499,7 @@ def run_checks(
     """Judge ``seen`` by every check that applies to an expectation of ``kind`` and that can
     observe what it reads in ``exposed``; each failure filed under the rules it proves,
     narrowed to those of ``cited`` (the scenario's rules) where it could prove several."""
+    seen = handed_back_as_ready(seen, exposed)
     failures: list[Failure] = []
     not_observable: list[str] = []
     for check in CHECKS:
@@ -491,6 +513,18 @@ def run_checks(
             for problem in check.function(expected, seen, exposed)
         ]
     return Judgement(tuple(failures), tuple(not_observable))
+
+
+def handed_back_as_ready(seen: Observation, exposed: Collection[str]) -> Observation:
+    """``seen`` as the contract reads it: where an implementation does not expose ``status``,
+    a result it hands back without one is ready (its caller would run it, docs/contract.md)."""
+    if "status" in exposed or all(r.result.status is not None for r in seen.releases):
+        return seen
+    releases = tuple(
+        replace(r, result=replace(r.result, status="ready")) if r.result.status is None else r
+        for r in seen.releases
+    )
+    return replace(seen, releases=releases)
 
 
 def _observable(check: Check, seen: Observation, exposed: Collection[str]) -> bool:
@@ -527,8 +561,25 @@ def _expected_for(expected: Expected, result: Observed) -> ExpectedCall | None:
     return None
 
 
-def _where(key: tuple[Any, Any]) -> str:
-    return f"{key[1]} of choice {key[0]}"
+def call_name(key: tuple[Any, Any]) -> str:
+    """A result as a message names it by its (choice, index): ``call 1 of choice 0``, or
+    ``call with no index of choice 0`` where the implementation left a field out."""
+    choice, index = key
+    number = "with no index" if index is None else str(index)
+    if choice is None:
+        return f"call {number} {'and' if index is None else 'with'} no choice"
+    return f"call {number} of choice {choice}"
+
+
+def _field(name: str, value: Any) -> str:
+    """``arguments_text '{}'`` as a message shows a result's field, or ``no arguments_text``
+    where it has none."""
+    return f"no {name}" if value is None else f"{name} {_show(value)}"
+
+
+def _json(value: Any) -> str:
+    """An expected value as a message shows it, ``null`` for JSON null."""
+    return "null" if value is None else _show(value)
 
 
 def _show(value: Any, limit: int = 80) -> str:

@@ -29,15 +29,19 @@ from typing import IO, Any, TextIO
 from callstream.reference import PROFILES
 
 from .assemble import READ_SIZE, AssembleRun, assemble_stream
+from .check import check_command
 from .completion import SHELLS, completion_script
 from .connect import load_implementation
 from .errors import HarnessError, UsageError, missing_extra
+from .explain import explanation
 from .implementations import DEFAULT
 from .lint import lint
+from .merge import merge_command
 from .regressions import REGRESSIONS
 from .report import new_run_folder
-from .runner import _INTERRUPTED, run_command
+from .runner import _INTERRUPTED, default_timeout, run_command
 from .scenario import corpus_paths, load_scenarios
+from .shard import Shard
 from .tools import load_tools
 
 __all__ = ["main"]
@@ -180,7 +184,60 @@ def _parser() -> argparse.ArgumentParser:
         "in process, 60 for cmd: and http:, where every chunk is a round trip)",
     )
     _out_option(run, "run")
+    run.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only the K-th of N slices of the selection, for N CI jobs; join their "
+        "reports with callstream report merge",
+    )
     run.set_defaults(command=_run)
+
+    report = command(
+        "report",
+        "work on report folders: merge the reports of a run's shards",
+        "Commands on the report folders that run, fuzz and certify write.",
+    )
+    report.set_defaults(command=lambda args: _print_help(report))
+    merge = report.add_subparsers(title="commands", metavar="COMMAND").add_parser(
+        "merge",
+        help="join the reports of a run's shards into the report of the whole run",
+        description="Join the report folders of the shards of one run (callstream run "
+        "--shard K/N) into OUT, rendering every format as a single run would. Refuses reports "
+        "of different implementations or corpora, overlapping shards and, unless "
+        "--allow-partial, missing or unfinished ones. Exits 0 when every case passed, 1 when "
+        "any failed, 2 on usage or input errors.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    merge.add_argument("out", type=Path, metavar="OUT", help="the merged report folder, new")
+    merge.add_argument(
+        "reports", nargs="+", metavar="REPORT_DIR", help="the shards' report folders, any order"
+    )
+    merge.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="merge without the shards that are missing or did not finish (the report says which)",
+    )
+    merge.set_defaults(command=_report_merge)
+
+    check = command(
+        "check",
+        "check an implementation's shape in about a second, before a run",
+        "Load the implementation, check that its declaration reads and that its factory takes "
+        "tools= and limits=, then feed it three tiny streams (a plain call, a truncated one, "
+        "one cut off) and check what feed() and close() return: lists of results with the "
+        "contract's fields, of their types, with its statuses and reasons. Prints what was "
+        "checked and what the implementation declares, then each problem on one line. What a "
+        "stream does (raising, hanging, a wrong verdict) is for run to judge. Exits 0 when the "
+        "shape is right, 2 when it is not or no result showed it.",
+    )
+    _impl_options(check)
+    _timeout_option(
+        check,
+        default=None,
+        help="seconds one stream may take (default: as for run, 10 in process, 60 for cmd:)",
+    )
+    check.set_defaults(command=_check)
 
     lint_command = command(
         "lint",
@@ -204,6 +261,18 @@ def _parser() -> argparse.ArgumentParser:
         "for folders, off when only files are named)",
     )
     lint_command.set_defaults(command=_lint)
+
+    explain = command(
+        "explain",
+        "print a rule or a quirk: its text, checks, scenarios and tests",
+        "Print a rule (A3) or a quirk (openai-chat/C3, or C20 where no rule has the id) from "
+        "docs/rules.md: its text, why, what each profile does and the decisions taken; then "
+        "the checks that prove it, the built-in scenarios that cite it and, in a checkout, the "
+        "tests. Without an id, list every rule and quirk. Exits 2 for an unknown id, naming "
+        "the closest.",
+    )
+    explain.add_argument("id", nargs="?", metavar="ID", help="default: list them all")
+    explain.set_defaults(command=_explain)
 
     fuzz_command = command(
         "fuzz",
@@ -557,7 +626,30 @@ def _run(args: argparse.Namespace) -> int:
         argv=args.argv,
         stdout=sys.stdout,
         stderr=sys.stderr,
+        shard=None if args.shard is None else Shard.parse(args.shard),
     )
+
+
+def _print_help(parser: argparse.ArgumentParser) -> int:
+    """A command group given no command: its help, as bare ``callstream`` prints its own."""
+    parser.print_help()
+    return 0
+
+
+def _report_merge(args: argparse.Namespace) -> int:
+    return merge_command(
+        args.out,
+        args.reports,
+        allow_partial=args.allow_partial,
+        stdout=sys.stdout,
+        stderr=sys.stderr,
+    )
+
+
+def _check(args: argparse.Namespace) -> int:
+    impl = _connectable(args)
+    timeout = args.timeout or default_timeout(impl)
+    return check_command(impl, timeout=timeout, stdout=sys.stdout)
 
 
 def _connectable(args: argparse.Namespace) -> str:
@@ -749,6 +841,11 @@ def _lint(args: argparse.Namespace) -> int:
     if report.problems:
         return UsageError.exit_code
     print(report.summary)
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    sys.stdout.write(explanation(args.id))
     return 0
 
 

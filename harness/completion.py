@@ -21,12 +21,21 @@ def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
         f"    {name}) opts={shlex.quote(' '.join(options))} ;;\n"
         for name, options in commands.items()
     )
+    nested = "".join(
+        f'    {name}) COMPREPLY=($(compgen -W {shlex.quote(" ".join(subcommands))} -- "$cur"))'
+        " ; return ;;\n"
+        for name, subcommands in _nested(parser).items()
+    )
     top = " ".join([*commands, *_options(parser)])
     script = f"""_callstream() {{
   local cur=${{COMP_WORDS[COMP_CWORD]}} opts=""
   if [ "$COMP_CWORD" -eq 1 ]; then
     COMPREPLY=($(compgen -W {shlex.quote(top)} -- "$cur"))
     return
+  fi
+  if [ "$COMP_CWORD" -eq 2 ] && [[ "$cur" != -* ]]; then
+    case "${{COMP_WORDS[1]}}" in
+{nested}    esac
   fi
   case "${{COMP_WORDS[1]}}" in
 {cases}  esac
@@ -49,6 +58,18 @@ def _commands(parser: argparse.ArgumentParser) -> dict[str, list[str]]:
         if isinstance(action, argparse._SubParsersAction):
             return {name: _options(sub) for name, sub in action.choices.items()}
     return {}
+
+
+def _nested(parser: argparse.ArgumentParser) -> dict[str, list[str]]:
+    """The commands that have commands of their own (``report merge``), and those."""
+    nested = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                inner = _commands(sub)
+                if inner:
+                    nested[name] = list(inner)
+    return nested
 
 
 def _options(parser: argparse.ArgumentParser) -> list[str]:

@@ -30,136 +30,63 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any
 
+from .declaration import Implementation, declaration_from
 from .errors import UsageError
-from .spec import Scenario
 
-__all__ = [
-    "DIALECTS",
-    "OBSERVABLES",
-    "PROFILES",
-    "Applicability",
-    "Declaration",
-    "Implementation",
-    "choice_count",
-    "declaration_from",
-    "load_implementation",
-]
+__all__ = ["CONNECTORS", "Connector", "load_implementation", "load_python"]
 
-PROFILES = ("lenient", "strict")
-DIALECTS = ("openai-chat", "openai-responses", "anthropic-messages")
-"""The dialects of DESIGN.md an implementation may read."""
-SCENARIO_DIALECT = "openai-chat"
-"""The dialect every scenario is rendered in (the only one ``callstream.render`` speaks)."""
 
-OBSERVABLES: dict[str, str] = {
-    "incremental": "feed() may release a result before close(), so release timing is observable",
-    "status": "results say ready or rejected; without it every result handed back is ready, "
-    "and a call not handed back was refused",
-    "reason": "a rejected result carries a machine-readable reason",
-    "arguments_text": "the argument text is handed back as it was assembled",
-    "arguments": "the parsed arguments are handed back",
-    "ids": "each call's id is handed back",
-    "choices": "several choices of one response are assembled apart",
-    "findings": "the quirks met in the stream are recorded (a findings list)",
+@dataclass(frozen=True, slots=True)
+class Connector:
+    """How one kind of connectable is loaded: the module and function that load it (imported
+    only when a connectable of the kind is used: the pipe's subprocess machinery and the client
+    libraries cost nothing otherwise), and what its spelling looks like."""
+
+    module: str
+    function: str
+    form: str
+
+    def load(self, spec: str) -> Implementation:
+        """The implementation ``spec`` names."""
+        loader: Callable[[str], Implementation] = getattr(
+            importlib.import_module(self.module), self.function
+        )
+        return loader(spec)
+
+
+CONNECTORS: dict[str, Connector] = {
+    "py": Connector(__name__, "load_python", "py:module:factory"),
+    "cmd": Connector("callstream.pipe", "load_command", "cmd:PROGRAM ARGS"),
+    "cmd+validate": Connector("callstream.pipe", "load_command", "cmd+validate:PROGRAM ARGS"),
+    "http": Connector("callstream.adapters", "load_adapter", "http:LIBRARY"),
 }
-"""What an implementation can expose, each with what it means. A check runs where the
-observables it reads are exposed."""
-
-Applicability = Literal["unsupported", "not_applicable"]
-
-
-@dataclass(frozen=True, slots=True)
-class Declaration:
-    """What an implementation exposes, the profile it follows and the dialect it reads."""
-
-    profile: str = "lenient"
-    dialect: str = "openai-chat"
-    observables: frozenset[str] = frozenset(OBSERVABLES)
-
-    def exposes(self, observable: str) -> bool:
-        """True when ``observable`` (a key of :data:`OBSERVABLES`) is exposed."""
-        return observable in self.observables
-
-    def skips(self, scenario: Scenario) -> tuple[Applicability, str] | None:
-        """Why ``scenario`` is not run on this implementation, or None when it is: another
-        dialect or profile (``not_applicable``), or several choices where the implementation
-        assembles one (``unsupported``, a declared non-feature)."""
-        if self.dialect != SCENARIO_DIALECT:
-            return "not_applicable", (
-                f"the implementation reads the {self.dialect} dialect; "
-                f"the scenario is in {SCENARIO_DIALECT}"
-            )
-        if self.profile not in scenario.profiles:
-            listed = ", ".join(scenario.profiles) or "none"
-            return "not_applicable", (
-                f"the implementation follows the {self.profile} profile; "
-                f"the scenario runs under {listed}"
-            )
-        if not self.exposes("choices") and (count := choice_count(scenario)) > 1:
-            return "unsupported", (
-                f"the implementation assembles a single choice; the stream has {count}"
-            )
-        return None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The declaration as reports show it (and as an implementation writes it)."""
-        return {
-            "profile": self.profile,
-            "dialect": self.dialect,
-            "observables": [name for name in OBSERVABLES if name in self.observables],
-        }
-
-
-def choice_count(scenario: Scenario) -> int:
-    """How many choices the scenario's stream carries: its plan's or, for a literal stream, up
-    to the highest choice index its payloads or its expectations name."""
-    spec = scenario.spec
-    seen: set[Any] = {
-        call.choice for expected in (spec.expected or {}).values() for call in expected.calls
-    }
-    for payload in spec.literal_events or ():
-        data = payload.get("data", payload) if isinstance(payload, dict) else payload
-        if isinstance(data, dict) and isinstance(data.get("choices"), list):
-            seen |= {c.get("index") for c in data["choices"] if isinstance(c, dict)}
-    return max(spec.choices, 1 + max((c for c in seen if isinstance(c, int)), default=0))
-
-
-@dataclass(frozen=True, slots=True)
-class Implementation:
-    """An implementation loaded from its connectable."""
-
-    connectable: str
-    """The string it was loaded from; worker processes load it again from this."""
-    name: str
-    """``module:factory``, for titles."""
-    factory: Callable[..., Any]
-    declaration: Declaration
+"""Each kind of connectable (the part before the first colon) and how it is loaded."""
 
 
 def load_implementation(spec: str) -> Implementation:
-    """Load the implementation ``spec`` names; a :class:`UsageError` says what is wrong. As with
-    ``python -m``, modules in the working directory can be loaded."""
+    """Load the implementation ``spec`` names, by its kind in :data:`CONNECTORS`; a
+    :class:`UsageError` says what is wrong. As with ``python -m``, modules in the working
+    directory can be loaded."""
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
-    kind, colon, rest = spec.partition(":")
-    if kind == "http":
-        from .adapters import load_adapter  # client libraries load only for http:
+    kind, colon, _ = spec.partition(":")
+    connector = CONNECTORS.get(kind)
+    if connector is None or not colon:
+        forms = ", ".join(known.form for known in CONNECTORS.values())
+        raise UsageError(f"{spec!r} is not a connectable: expected {forms}")
+    return connector.load(spec)
 
-        return load_adapter(spec)
-    if kind in ("cmd", "cmd+validate") and colon:
-        from .pipe import load_command  # the subprocess machinery loads only for programs
 
-        return load_command(spec)
-    if kind != "py" or not colon:
-        raise UsageError(
-            f"{spec!r} is not a connectable: expected py:module:factory or cmd:PROGRAM ARGS"
-        )
+def load_python(spec: str) -> Implementation:
+    """A ``py:module:factory`` implementation, imported in process, with the declaration of its
+    ``CALLSTREAM`` mapping (on the factory, else in its module)."""
+    rest = spec.partition(":")[2]
     module_name, colon, attribute = rest.partition(":")
     if not module_name or not colon or not attribute:
         raise UsageError(f"{spec!r}: a py: connectable is py:module:factory, e.g. py:pkg.mod:make")
@@ -203,39 +130,3 @@ def _import(spec: str, module_name: str) -> ModuleType:
         raise UsageError(
             f"{spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}"
         ) from None
-
-
-def declaration_from(raw: Any, where: str) -> Declaration:
-    """The :class:`Declaration` a ``CALLSTREAM`` mapping (or a pipe program's ``start`` answer)
-    spells out; None means every default. A :class:`UsageError` names ``where`` and the key."""
-    if raw is None:
-        return Declaration()
-    if not isinstance(raw, Mapping):
-        raise UsageError(f"{where} must be a mapping, not {type(raw).__name__}")
-    if "rules" in raw:
-        raise UsageError(
-            f"{where} names 'rules': claims of intent are gone, every implementation is judged "
-            "on every rule whose effect it exposes; declare 'observables' instead"
-        )
-    unknown = sorted(set(raw) - {"profile", "dialect", "observables"})
-    if unknown:
-        raise UsageError(
-            f"{where} has unknown keys {unknown}; known: profile, dialect, observables"
-        )
-    profile = raw.get("profile", "lenient")
-    if profile not in PROFILES:
-        raise UsageError(f"{where}['profile'] is {profile!r}; expected one of {PROFILES}")
-    dialect = raw.get("dialect", "openai-chat")
-    if dialect not in DIALECTS:
-        raise UsageError(f"{where}['dialect'] is {dialect!r}; expected one of {DIALECTS}")
-    observables = raw.get("observables", list(OBSERVABLES))
-    if not isinstance(observables, list | tuple) or not all(
-        isinstance(name, str) for name in observables
-    ):
-        raise UsageError(f"{where}['observables'] must be a list such as ['status', 'ids']")
-    if bad := [name for name in observables if name not in OBSERVABLES]:
-        raise UsageError(
-            f"{where}['observables'] names {', '.join(map(repr, bad))}; "
-            f"observables are {', '.join(OBSERVABLES)}"
-        )
-    return Declaration(profile, dialect, frozenset(observables))

@@ -64,9 +64,9 @@ from rich.text import Text
 from . import strategies
 from .case import CaseResult, run_case
 from .checks import CHECKS, Failure
-from .connect import Implementation, load_implementation
-from .errors import HarnessError, UsageError
-from .observe import StreamTimeout
+from .connect import load_implementation
+from .declaration import Implementation
+from .errors import HarnessError, ImplementationExit, StreamTimeout, UsageError
 from .processes import WorkerContext, worker_context
 from .regressions import REGRESSIONS, regression_id, write_regression
 from .render import render
@@ -112,11 +112,6 @@ class FuzzResult:
     def exit_code(self) -> int:
         """0 nothing found, 1 the implementation failed (as ``callstream run``)."""
         return 0 if self.found is None else 1
-
-
-class ImplementationExit(Exception):
-    """The implementation raised ``SystemExit``, ``KeyboardInterrupt`` or another exception that
-    is not an ``Exception``: recorded as its crash (``no_crash``) instead of ending the search."""
 
 
 def database_for(where: str | None, *, profile: str, writable: bool) -> ExampleDatabase | None:

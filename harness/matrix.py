@@ -29,7 +29,8 @@ from urllib.parse import quote
 
 from .adapters import ADAPTERS, HttpAdapter, installed
 from .case import OUTCOMES, CaseResult
-from .connect import OBSERVABLES, load_implementation
+from .connect import load_implementation
+from .declaration import OBSERVABLES
 from .errors import UsageError
 from .implementations import reference
 from .observe import observe

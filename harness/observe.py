@@ -17,15 +17,11 @@ from typing import Any
 
 from callstream.reference import Limits, Tool
 
-__all__ = ["Observation", "Observed", "Release", "StreamTimeout", "observe"]
+from .errors import StreamTimeout
+
+__all__ = ["Observation", "Observed", "Release", "observe"]
 
 _FIELDS = ("choice", "index", "id", "name", "arguments_text", "arguments", "status", "reason")
-
-
-class StreamTimeout(TimeoutError):
-    """Raised by a connection to an implementation (a program over a pipe, a server) that did not
-    answer within its timeout: :func:`observe` records the stream as hung (``no_hang``), with
-    the message, rather than as a crash."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +50,10 @@ class Observed:
         elif all(hasattr(result, name) for name in ("status", "arguments_text")):
             values = [getattr(result, name, None) for name in _FIELDS]
         else:
+            got = "None" if result is None else type(result).__name__
             raise TypeError(
                 f"a result must be a mapping or an object with the contract's fields "
-                f"{', '.join(_FIELDS)}; got {type(result).__name__}"
+                f"{', '.join(_FIELDS)}; got {got}"
             )
         # Enum members (StrEnum) compare equal to their value; keep plain strings for reports.
         for position in (6, 7):

@@ -21,21 +21,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from callstream.reference import QUIRKS, Tool
-from callstream.reference._validate import parse_int, schema_problem, validator_for
+from callstream.reference.validate import parse_int, schema_problem, validator_for
 
+from .errors import PlanError
 from .render import Rendered
 from .spec import CallPlan, Expected, ExpectedCall, StreamSpec
 
-__all__ = ["PROFILES", "PlanError", "expect"]
+__all__ = ["PROFILES", "expect"]
 
 PROFILES = ("lenient", "strict")
 _COMPLETING = {"tool_calls", "stop", "function_call"}
 _MARKUP = ("<tool_call>", "[TOOL_CALLS]", "<|tool_call")
-
-
-class PlanError(ValueError):
-    """A plan whose outcome the oracle cannot predict; write it as a literal with its
-    expectation instead."""
 
 
 def expect(spec: StreamSpec, rendered: Rendered, profile: str) -> Expected:

@@ -25,7 +25,7 @@ process, started on first use and reused stream after stream; each stream is one
 ``feed`` per chunk and a ``close``, so what a chunk releases stays observable. Every read and
 write waits in ``poll`` with a deadline, so a program that stops answering never blocks the
 harness: after ``timeout`` seconds it is killed and the stream fails as hung
-(:class:`~callstream.observe.StreamTimeout`, check ``no_hang``). A program that exits, or writes
+(:class:`~callstream.errors.StreamTimeout`, check ``no_hang``). A program that exits, or writes
 a line that is not the answer asked for, fails its stream with an error that quotes the line
 and ends with the tail of its stderr (drained by a thread into a bounded buffer); it is killed
 and the next stream starts a fresh one. The program runs in its own process group (a
@@ -69,23 +69,25 @@ from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
 from callstream.reference import Limits, Tool
-from callstream.reference._validate import _outside_strings  # the one JSON string scanner
+from callstream.reference.validate import outside_strings
 
-from .connect import SCENARIO_DIALECT, Declaration, Implementation, declaration_from
-from .errors import HarnessError, UsageError
-from .observe import StreamTimeout
+from .declaration import SCENARIO_DIALECT, Declaration, Implementation, declaration_from
+from .errors import (
+    HarnessError,
+    ImplementationError,
+    ImplementationExited,
+    ImplementationHung,
+    ImplementationReportedError,
+    ProtocolError,
+    UsageError,
+)
 from .processes import SCOPE_VARIABLE, kill_group, kill_marked, new_scope
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "PROTOCOL_VERSION",
     "CommandFactory",
-    "ImplementationError",
-    "ImplementationExited",
-    "ImplementationHung",
-    "ImplementationReportedError",
     "PipeStream",
-    "ProtocolError",
     "load_command",
     "pipe_schema",
     "protocol_problem",
@@ -100,74 +102,12 @@ _START_TIMEOUT = 30.0
 _STOP_GRACE = 1.0
 """Seconds a program asked to stop may take to exit before it is killed."""
 _STDERR_KEPT = 64 << 10
-_STDERR_LINES = 20
 _LINE_LIMIT = 256 << 20
 _QUOTED = 300
 _DEPTH = 500
 """Nesting kept when an answer is too deep for Python's JSON decoder."""
 _KINDS = {"cmd": False, "cmd+validate": True}
 """Connectable kinds handled here, and whether each validates the protocol."""
-
-
-class ImplementationError(Exception):
-    """The program behind a ``cmd:`` connectable failed on a stream. Raised inside ``feed()``,
-    ``close()`` or the factory, so :func:`~callstream.observe.observe` records it as the
-    implementation's failure, never the harness's::
-
-        ImplementationError            the program failed
-        ├── ProtocolError              it wrote something that is not the answer asked for
-        ├── ImplementationExited       it ended, or closed its stdout, with a request waiting
-        ├── ImplementationHung         it did not answer within the timeout (a StreamTimeout)
-        └── ImplementationReportedError it answered with an error of its own
-
-    The message ends with the one-line summary (a report shows an error's last line as its
-    gist), after what the program wrote to stderr during the stream.
-    """
-
-    def __init__(self, summary: str, stderr: str = "", traceback: str = "") -> None:
-        super().__init__(summary)
-        self.summary = summary
-        self.stderr = stderr
-        self.traceback = traceback
-        """The traceback the program sent with an error answer, if any."""
-
-    def __str__(self) -> str:
-        return f"{self.details()}\n{type(self).__name__}: {self.summary}"
-
-    def details(self) -> str:
-        """The program's own traceback, if it sent one, and the tail of its stderr."""
-        blocks = [_lines("traceback (from its answer)", self.traceback)] if self.traceback else []
-        return "\n".join([*blocks, _lines("stderr", self.stderr)])
-
-
-class ProtocolError(ImplementationError):
-    """The program wrote a line that is not the answer the protocol asks for; the message
-    quotes it."""
-
-
-class ImplementationExited(ImplementationError):
-    """The program ended (or closed its stdout) while a request waited for its answer."""
-
-
-class ImplementationHung(ImplementationError, StreamTimeout):
-    """The program did not answer a request within the timeout."""
-
-
-class ImplementationReportedError(ImplementationError):
-    """The program answered a request with ``{"error": …}``: it caught a failure of its own."""
-
-
-def _lines(title: str, text: str) -> str:
-    lines = text.rstrip("\n").splitlines()
-    if not lines:
-        return f"{title}: (nothing)"
-    shown = lines[-_STDERR_LINES:]
-    head = (
-        f"{title} (last {len(shown)} of {len(lines)} lines):"
-        if len(shown) < len(lines)
-        else f"{title}:"
-    )
-    return "\n".join([head, *(f"  | {line}" for line in shown)])
 
 
 def with_protocol_validation(spec: str) -> str:
@@ -693,7 +633,7 @@ def _loads(text: str) -> Any:
     out: list[str] = []
     depth = start = 0
     cut: int | None = None
-    for at, char in _outside_strings(text):
+    for at, char in outside_strings(text):
         if char is None:
             break
         if char in "[{":

@@ -22,7 +22,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from callstream.reference import ToolSchemaError
-from callstream.reference._validate import validator_for
+from callstream.reference.validate import validator_for
 
 from .cassette import remote_reference
 from .errors import UsageError

@@ -29,10 +29,13 @@ import sys
 from collections.abc import Iterator
 from multiprocessing.context import ForkServerContext, SpawnContext
 from pathlib import Path
+from typing import NoReturn
 
 __all__ = [
     "SCOPE_VARIABLE",
     "become_subreaper",
+    "exit_with_parent",
+    "keep",
     "kill_group",
     "kill_marked",
     "kill_tree",
@@ -62,6 +65,34 @@ def become_subreaper() -> bool:
         return False
     prctl = ctypes.CDLL(None, use_errno=True).prctl
     return bool(prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+
+
+def keep(server: int) -> NoReturn:
+    """Be the keeper of ``server``, a child forked after :func:`become_subreaper`: reap the
+    orphans this process adopts until ``server`` ends, then kill every process left below it
+    and end as ``server`` ended (its exit code, or its signal)."""
+    while True:
+        pid, status = os.wait()
+        if pid == server:
+            break
+    kill_tree(os.getpid(), including_root=False)
+    with contextlib.suppress(ChildProcessError):
+        while True:
+            os.wait()
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code if code >= 0 else 128 - code)
+
+
+def exit_with_parent() -> None:
+    """End this worker process when its parent dies, even while the implementation hangs (run
+    it in a daemon thread)."""
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        parent.join()
+        os._exit(1)
 
 
 def kill_group(pgid: int) -> None:

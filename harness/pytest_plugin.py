@@ -7,7 +7,8 @@ implementation cannot run is skipped, saying why ("not applicable": another prof
 "unsupported": several choices where it declares one). Items are collected in corpus order in
 every process, so ``-n auto`` (pytest-xdist) works; pytest's own ``-k`` also matches a
 scenario's tags and rules. Cases run in the test process: there is no per-case timeout here
-(use ``callstream run``, or pytest-timeout).
+(use ``callstream run``, or pytest-timeout). An implementation without the contract's shape
+(``callstream check``) is a usage error before anything is collected.
 
 Registered through the ``pytest11`` entry point, the plugin does nothing unless
 ``--callstream-impl`` is given; it is loaded by every pytest run of an environment where
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr, TracebackStyle
 
     from .case import CaseResult
-    from .connect import Implementation
+    from .declaration import Implementation
     from .runner import Case
 
 __all__ = ["CaseFailed", "CaseItem", "Corpus"]
@@ -52,13 +53,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Load the implementation named by ``--callstream-impl``, if any, and collect the corpus."""
+    """Load the implementation named by ``--callstream-impl``, if any, check its shape (in
+    process, as its cases run) and collect the corpus."""
     spec = config.getoption("callstream_impl")
     paths = config.getoption("callstream_scenarios")
     if spec is None:
         if paths:
             raise pytest.UsageError("--callstream-scenarios needs --callstream-impl")
         return
+    from .check import check_in_process, checked_before_a_run
     from .connect import load_implementation
     from .errors import UsageError
 
@@ -66,6 +69,11 @@ def pytest_configure(config: pytest.Config) -> None:
         implementation = load_implementation(spec)
     except UsageError as exc:
         raise pytest.UsageError(f"--callstream-impl: {exc}") from None
+    if checked_before_a_run(spec) and not (shape := check_in_process(implementation)).ok:
+        raise pytest.UsageError(
+            f"--callstream-impl: {spec} does not have the contract's shape (docs/contract.md):\n"
+            + "\n".join(str(problem) for problem in shape.problems)
+        )
     here = config.invocation_params.dir
     config.pluginmanager.register(
         _Collection(implementation, [here / path for path in paths]), "callstream-collection"

@@ -54,6 +54,7 @@ __all__ = [
     "render_reports",
     "rule_table",
     "write_files",
+    "write_report",
 ]
 
 FORMAT = 2
@@ -279,6 +280,17 @@ def load_report(path: str | PathLike[str]) -> Report:
     if header is None:
         raise UsageError(f"{path}:1: the report is empty: no header")
     return Report(header, results, footer)
+
+
+def write_report(folder: str | PathLike[str], report: Report) -> list[Path]:
+    """Write ``report``'s lines as ``folder/report.jsonl``, each checked against the schema
+    (refused if the folder already holds a report), then render every other format from that
+    file, as a run's writer does; the files written."""
+    lines = [report.header, *report.results, *([report.footer] if report.footer else [])]
+    with ReportWriter(folder) as writer:
+        for line in lines:
+            writer._write(line)
+    return [writer.path, *render_reports(folder)]
 
 
 def render_reports(folder: str | PathLike[str]) -> list[Path]:

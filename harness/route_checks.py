@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from callstream.reference import QUIRKS, Assembler, CallResult, Reason, SSEDecoder, SSELimitError
-from callstream.reference._validate import closing_brackets
+from callstream.reference.validate import closing_brackets
 
-from .case import _lines as _line_spans
+from .case import line_spans
 from .cassette import Recording
 from .tools import parse_tools
 
@@ -308,7 +308,7 @@ class _Reading:
 
 def _lines(body: bytes) -> Iterator[tuple[int, bytes]]:
     """Each line of ``body`` with its offset, line ending included."""
-    for start, stop in _line_spans(body):
+    for start, stop in line_spans(body):
         yield start, body[start:stop]
 
 

@@ -4,7 +4,16 @@ nothing outside it."""
 
 from __future__ import annotations
 
-__all__ = ["NOT_CERTIFIABLE", "OPENAI_CHAT_QUIRKS", "RULES", "RULE_TEXT", "rule_group"]
+from collections.abc import Sequence
+
+__all__ = [
+    "NOT_CERTIFIABLE",
+    "OPENAI_CHAT_QUIRKS",
+    "RULES",
+    "RULE_TEXT",
+    "failure_pointer",
+    "rule_group",
+]
 
 RULES: dict[str, str] = {
     "A1": "Buffer, don't parse per chunk",
@@ -57,6 +66,14 @@ reference's quirk table adds with its sources (``callstream.reference._quirks``)
 def rule_group(rule: str) -> str:
     """The group letter of a rule: ``A``, ``C``, ``V``, ``T``, ``E`` or ``R``."""
     return rule[0]
+
+
+def failure_pointer(rules: Sequence[str]) -> str:
+    """The rules a failure is filed under and the command that explains the first, as every
+    failure line shows them in its parentheses: ``A2, T1; callstream explain A2``."""
+    if not rules:
+        return "callstream explain"
+    return f"{', '.join(rules)}; callstream explain {rules[0]}"
 
 
 RULE_TEXT: dict[str, str] = {

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import multiprocessing
 import os
 import signal
 import threading
@@ -39,19 +38,30 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, NoReturn, Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgress
 
 from .case import OUTCOMES, CaseResult, Outcome, run_case, splittings_of
+from .check import check_shape, checked_before_a_run
 from .checks import CHECKS, Failure
-from .connect import Applicability, Declaration, Implementation, load_implementation
+from .connect import load_implementation
+from .declaration import Applicability, Declaration, Implementation
 from .errors import HarnessError, UsageError
-from .processes import WorkerContext, become_subreaper, kill_group, kill_tree, worker_context
+from .processes import (
+    WorkerContext,
+    become_subreaper,
+    exit_with_parent,
+    keep,
+    kill_group,
+    kill_tree,
+    worker_context,
+)
 from .report import ReportWriter, new_run_folder
 from .scenario import corpus_paths, load_scenarios
+from .shard import Shard
 from .spec import Scenario, Splitting
 
 __all__ = [
@@ -167,6 +177,8 @@ class RunSummary:
     """Cases planned; more than ``len(results)`` when the run stopped early."""
     stopped_early: bool
     elapsed: float
+    shard: Shard | None = None
+    """The slice of the run this was (``--shard K/N``), or None for the whole run."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -196,23 +208,29 @@ def run(
     timeout: float = 10.0,
     max_fail: int | None = None,
     select: str | None = None,
+    shard: Shard | None = None,
     progress: Progress | None = None,
     argv: Sequence[str] = (),
 ) -> RunSummary:
-    """Run every case of ``scenarios`` (those ``select`` picks, see :func:`select_scenarios`)
-    on ``implementation`` in ``jobs`` worker processes, killing a case whose stream does not
-    finish within ``timeout`` seconds; stop after ``max_fail`` failed cases. Writes the
-    report's header, results and footer."""
+    """Run every case of ``scenarios`` (those ``select`` picks, see :func:`select_scenarios`;
+    of those, ``shard``'s slice, see :class:`~callstream.shard.Shard`) on ``implementation``
+    in ``jobs`` worker processes, killing a case whose stream does not finish within
+    ``timeout`` seconds; stop after ``max_fail`` failed cases. Writes the report's header,
+    results and footer."""
     if jobs < 1:
         raise UsageError(f"jobs must be at least 1, not {jobs}")
     if not 0 < timeout < math.inf:
         raise UsageError(f"the timeout must be a positive number of seconds, not {timeout}")
     if max_fail is not None and max_fail < 1:
         raise UsageError(f"max_fail must be at least 1, not {max_fail}")
-    chosen = list(scenarios) if select is None else select_scenarios(scenarios, select)
+    planned = list(scenarios) if select is None else select_scenarios(scenarios, select)
+    chosen = planned if shard is None else shard.select(planned)
     cases = expand(chosen, implementation.declaration)
     clock = time.perf_counter()
-    report.header(_header(implementation, chosen, cases, select, argv))
+    header = _header(implementation, chosen, cases, select, argv)
+    if shard is not None:
+        header["shard"] = shard.describe(planned)
+    report.header(header)
     ledger = _Ledger(report, max_fail)
     shown = progress or _Silent()
     shown.start(len(cases))
@@ -239,6 +257,7 @@ def run(
         len(cases),
         len(ledger.written) < len(cases),
         time.perf_counter() - clock,
+        shard,
     )
     report.footer({"exit_code": summary.exit_code, "stopped_early": summary.stopped_early})
     return summary
@@ -263,13 +282,16 @@ def run_command(
     argv: Sequence[str],
     stdout: TextIO,
     stderr: TextIO,
+    shard: Shard | None = None,
 ) -> int:
     """``callstream run``: load the implementation and the scenarios (``paths``, or the default
     corpus, and beside them the user's ``scenarios``), run, render the report into ``out`` (default:
     a new ``reports/run-…`` folder) and print a summary. Returns the exit code: 0 every case that
-    ran passed, 1 some failed or errored, 2 scenario errors (printed as ``path:line: message``;
-    nothing runs), 130 when interrupted. As with ``python -m``, modules in the working directory can
-    be loaded. Without a ``timeout``, :func:`default_timeout` of the connectable."""
+    ran passed, 1 some failed or errored, 2 scenario errors (printed as ``path:line: message``) or
+    shape problems (found by :func:`callstream.check.check_shape`, one a line); nothing runs then;
+    130 when interrupted. As with ``python -m``, modules in the working directory can be loaded.
+    Without a ``timeout``, :func:`default_timeout` of the connectable; with a ``shard``, only its
+    slice of the selection runs."""
     implementation = load_implementation(impl)
     if timeout is None:
         timeout = default_timeout(impl)
@@ -281,6 +303,17 @@ def run_command(
         return UsageError.exit_code
     if not loaded.scenarios:
         raise UsageError(f"no scenarios in {', '.join(paths) or 'the default corpus'}")
+    if checked_before_a_run(impl):
+        shape = check_shape(implementation, timeout=timeout, context=worker_context(__name__))
+        if not shape.ok:
+            for problem in shape.problems:
+                print(problem, file=stderr)
+            print(
+                f"callstream: {len(shape.problems)} shape problem(s) in {impl} "
+                "(docs/contract.md); nothing was run",
+                file=stderr,
+            )
+            return UsageError.exit_code
     folder = out or new_run_folder()
     with ReportWriter(folder) as writer:
         try:
@@ -292,6 +325,7 @@ def run_command(
                 timeout=timeout,
                 max_fail=max_fail,
                 select=select,
+                shard=shard,
                 progress=make_progress(stderr),
                 argv=argv,
             )
@@ -310,7 +344,7 @@ def format_summary(summary: RunSummary, folder: Path, limit: int = 20) -> str:
         f"{summary.cases} cases of {summary.scenarios} scenarios: {counts['passed']} passed, "
         f"{counts['failed']} failed, {counts['errored']} errored, "
         f"{counts['unsupported']} unsupported, {counts['not_applicable']} not applicable "
-        f"({summary.elapsed:.1f} s)"
+        f"({summary.elapsed:.1f} s" + (f", shard {summary.shard.label})" if summary.shard else ")")
     ]
     failures = summary.failures
     for result in failures[:limit]:
@@ -617,8 +651,8 @@ def _serve(connectable: str, conn: Connection) -> None:
         server = os.fork()
         if server:
             conn.close()  # the parent sees the pipe close when the serving process ends
-            _keep(server)
-    threading.Thread(target=_exit_with_parent, daemon=True).start()
+            keep(server)
+    threading.Thread(target=exit_with_parent, daemon=True).start()
     try:
         implementation = load_implementation(connectable)
     except UsageError as exc:
@@ -643,32 +677,6 @@ def _serve(connectable: str, conn: Connection) -> None:
             detail = "the harness could not judge this case:\n" + traceback.format_exc()
             result = _verdict(case, "errored", detail=detail)
         conn.send(("result", number, result))
-
-
-def _keep(server: int) -> NoReturn:
-    """The keeper: reap the orphans it adopts until ``server`` ends, then kill every process
-    left below it and end as ``server`` ended (its exit code, or its signal)."""
-    while True:
-        pid, status = os.wait()
-        if pid == server:
-            break
-    kill_tree(os.getpid(), including_root=False)
-    with contextlib.suppress(ChildProcessError):
-        while True:
-            os.wait()
-    code = os.waitstatus_to_exitcode(status)
-    if code < 0:
-        signal.signal(-code, signal.SIG_DFL)
-        os.kill(os.getpid(), -code)
-    os._exit(code if code >= 0 else 128 - code)
-
-
-def _exit_with_parent() -> None:
-    """End this worker when the parent dies, even while the implementation hangs."""
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        parent.join()
-        os._exit(1)
 
 
 class _Heartbeat:

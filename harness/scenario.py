@@ -30,12 +30,11 @@ from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 
 from callstream.reference import Limits, Tool, ToolSchemaError
-from callstream.reference._custom import input_format
-from callstream.reference._validate import validator_for
+from callstream.reference.validate import input_format, validator_for
 
-from .cassette import NotAStream, cassette_scenario, is_cassette
-from .errors import UsageError
-from .oracle import PROFILES, PlanError, expect
+from .cassette import cassette_scenario, is_cassette
+from .errors import NotAStream, PlanError, UsageError
+from .oracle import PROFILES, expect
 from .render import render
 from .rules import OPENAI_CHAT_QUIRKS, RULES
 from .spec import (

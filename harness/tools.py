@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from callstream.reference import Tool, ToolSchemaError
-from callstream.reference._custom import input_format
-from callstream.reference._validate import _outside_strings, validator_for
+from callstream.reference.validate import input_format, outside_strings, validator_for
 
 from .errors import UsageError
 
@@ -87,7 +86,7 @@ def _depth(data: Any) -> int:
 def _too_deep(text: str) -> int:
     """Where the text's nesting (outside strings) first passes ``MAX_DEPTH``."""
     depth = 0
-    for at, char in _outside_strings(text):
+    for at, char in outside_strings(text):
         if char in ("[", "{"):
             depth += 1
             if depth > MAX_DEPTH:

@@ -26,6 +26,7 @@ __all__ = [
     "LongInt",
     "SchemaProblem",
     "closing_brackets",
+    "outside_strings",
     "parse_arguments",
     "parse_int",
     "repeated_unit",
@@ -136,7 +137,7 @@ def repeated_unit(text: str) -> tuple[Any, int] | None:
 def closing_brackets(text: str) -> str | None:
     """The brackets that would close ``text`` if it is JSON cut off between tokens, else None."""
     stack: list[str] = []
-    for _, char in _outside_strings(text):
+    for _, char in outside_strings(text):
         if char is None:
             return None  # cut inside a string
         if char in "{[":
@@ -149,7 +150,7 @@ def closing_brackets(text: str) -> str | None:
     return "".join(reversed(stack))
 
 
-def _outside_strings(text: str) -> Iterator[tuple[int, str | None]]:
+def outside_strings(text: str) -> Iterator[tuple[int, str | None]]:
     """Each position and character of ``text`` outside JSON strings (quotes excluded); then
     ``(len(text), None)`` if the text ends inside a string."""
     in_string = escaped = False
@@ -238,7 +239,7 @@ def _clip(key: str) -> str:
 
 def _token_position(text: str, token: str) -> int:
     """Where ``token`` first occurs in ``text`` outside a JSON string (-1 if nowhere)."""
-    return next((i for i, char in _outside_strings(text) if char and text.startswith(token, i)), -1)
+    return next((i for i, char in outside_strings(text) if char and text.startswith(token, i)), -1)
 
 
 def _skip_ws(text: str, pos: int) -> int:

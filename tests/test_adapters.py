@@ -11,7 +11,8 @@ import pytest
 
 from callstream.adapters import ADAPTERS, Adapter, installed, load_adapter
 from callstream.adapters._http import function_tools, openai_tools, shared_emulator
-from callstream.connect import OBSERVABLES, load_implementation
+from callstream.connect import load_implementation
+from callstream.declaration import OBSERVABLES
 from callstream.errors import UsageError
 from callstream.reference import Limits, Tool
 from callstream.runner import expand

@@ -84,8 +84,8 @@ def test_fuzz_takes_jobs_like_run_and_keeps_workers() -> None:
 
 
 def test_completion_script_completes_commands_and_options_in_bash() -> None:
-    """The bash script, sourced in a real bash, completes ``callstream r`` to run and replay
-    and ``callstream fuzz --se`` to --seed."""
+    """The bash script, sourced in a real bash, completes ``callstream r`` to run, report and
+    replay and ``callstream fuzz --se`` to --seed."""
     bash = shutil.which("bash")
     assert bash is not None, "bash is part of every machine this project runs on"
     script = completion_script(_parser(), "bash")
@@ -99,9 +99,10 @@ def test_completion_script_completes_commands_and_options_in_bash() -> None:
         done = subprocess.run([bash, "-c", probe], capture_output=True, text=True, check=True)
         return done.stdout.split()
 
-    assert complete("r") == ["run", "replay"]
+    assert complete("r") == ["run", "report", "replay"]
     assert complete("fuzz", "--se") == ["--seed"]
     assert "--scenarios" in complete("run", "--s")
+    assert complete("report", "m") == ["merge"]
 
 
 def test_zsh_completion_goes_through_bashcompinit() -> None:

@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from callstream.connect import OBSERVABLES, Declaration, load_implementation
+from callstream.connect import load_implementation
+from callstream.declaration import OBSERVABLES, Declaration
 from callstream.errors import UsageError
 from callstream.implementations import DEFAULT, reference
 from callstream.reference import Assembler, Limits, Tool

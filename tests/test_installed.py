@@ -1,6 +1,7 @@
 """callstream as a user gets it: the wheel built from this checkout, installed in a fresh
 virtual environment outside it, testing a small assembler written from the docs alone
-(``tests/installed/myasm.py``) through every command a user starts with.
+(``tests/installed/myasm.py``) through every command a user starts with, and explaining a rule
+from the rules document it ships.
 
 One test, in steps, because the install is the expensive part (a venv and the core's and the
 fuzz and pytest extras' dependencies, from pip's cache when CI has just installed them)."""
@@ -54,6 +55,9 @@ def test_the_installed_wheel_tests_a_users_assembler_from_any_folder(tmp_path: P
 
     version = callstream("--version", expect=0)
     assert version.startswith("callstream ")
+    explained = callstream("explain", "A3", expect=0).splitlines()
+    assert explained[0] == "A3 Set metadata, never concatenate it"
+    assert explained[-1] == "tests: only in a checkout of callstream"
     for generic in ("harness", "reference_impl"):
         probe = subprocess.run(
             [bin_ / "python", "-c", f"import {generic}"], cwd=project, env=env, capture_output=True

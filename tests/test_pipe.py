@@ -17,7 +17,8 @@ import pytest
 from callstream.case import CaseResult
 from callstream.checks import run_checks
 from callstream.cli import main
-from callstream.connect import OBSERVABLES, Declaration, load_implementation
+from callstream.connect import load_implementation
+from callstream.declaration import OBSERVABLES, Declaration
 from callstream.errors import UsageError
 from callstream.observe import observe
 from callstream.pipe import CommandFactory, pipe_schema, protocol_problem, with_protocol_validation

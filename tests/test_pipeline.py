@@ -12,10 +12,10 @@ import pytest
 
 from callstream.case import format_repro, run_case
 from callstream.checks import Failure, run_checks
-from callstream.connect import OBSERVABLES
-from callstream.errors import UsageError
+from callstream.declaration import OBSERVABLES
+from callstream.errors import PlanError, UsageError
 from callstream.observe import Observation, Observed, Release, observe
-from callstream.oracle import PlanError, expect
+from callstream.oracle import expect
 from callstream.reference import Assembler, Limits, Tool
 from callstream.render import render
 from callstream.scenario import load_scenarios

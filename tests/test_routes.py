@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from callstream.emulator import Emulator
+from callstream.emulator.routes import ROUTES, think
 from callstream.reference import Assembler
-from callstream.routes import ROUTES, think
 
 WEATHER = {
     "type": "function",

@@ -14,7 +14,8 @@ import pytest
 
 from callstream.case import CaseResult
 from callstream.cli import main
-from callstream.connect import OBSERVABLES, Declaration, load_implementation
+from callstream.connect import load_implementation
+from callstream.declaration import OBSERVABLES, Declaration
 from callstream.errors import HarnessError, UsageError
 from callstream.implementations import DEFAULT
 from callstream.reference import Tool

@@ -18,7 +18,7 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 
-from ..connect import Implementation
+from ..declaration import Implementation
 from ..errors import UsageError
 from ._http import HttpAdapter
 

@@ -8,7 +8,7 @@ with the registered model name and the tools offered, runs the library the way i
 and converts what the user's code would get into results. So every result comes out at
 ``close()``: no adapter exposes release timing ("incremental"), whatever the library does.
 
-An adapter declares what it exposes (:class:`~callstream.connect.Declaration`), never what the
+An adapter declares what it exposes (:class:`~callstream.declaration.Declaration`), never what the
 library means to do: every check whose observable exists runs. How a library's answer maps
 onto the contract:
 
@@ -34,7 +34,7 @@ from typing import Any
 
 from callstream.reference import Limits, Tool
 
-from ..connect import Declaration
+from ..declaration import Declaration
 from ..emulator import Emulator
 
 __all__ = [

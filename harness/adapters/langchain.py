@@ -44,7 +44,7 @@ from langchain_openai import ChatOpenAI
 
 from callstream.reference import Tool
 
-from ..connect import Declaration
+from ..declaration import Declaration
 from ._http import MESSAGES, TIMEOUT, HttpAdapter, call_result, function_tools, in_band_error
 
 __all__ = ["LangChain", "chat_openai"]

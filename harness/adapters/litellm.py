@@ -53,7 +53,7 @@ import openai
 
 from callstream.reference import Tool
 
-from ..connect import Declaration
+from ..declaration import Declaration
 from ._http import (
     MESSAGES,
     TIMEOUT,

@@ -51,7 +51,7 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 
 from callstream.reference import Tool
 
-from ..connect import Declaration
+from ..declaration import Declaration
 from ._http import (
     MESSAGES,
     TIMEOUT,

@@ -11,6 +11,9 @@ the rest of the run goes on.
 - ``parent_only``: the module cannot be imported in a worker process at all.
 - ``program``: a program over the pipe protocol (``cmd:``) that crashes, hangs, prints garbage or
   otherwise breaks the protocol, as its first argument says.
+- ``misshapen``: no trigger needed: results without the contract's shape on every stream (a
+  status ``done``, an index as text…), for ``callstream check``, and a few right shapes that
+  raise, hang or exit on every stream, which a shape check must let run.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ other cases' timing is not what these tests are about."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shlex
 import signal
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from callstream.check import check_shape
 from callstream.connect import load_implementation
 from callstream.reference import Tool
 from callstream.runner import RunSummary, run
@@ -148,6 +150,31 @@ def test_nothing_a_cmd_program_starts_outlives_the_run(
     assert left_alive(pids) == []
 
 
+def test_nothing_a_shape_check_starts_outlives_it(tmp_path: Path) -> None:
+    """The check before a run loads the program in a process of its own and runs it there:
+    its helpers, daemons included, are gone when the check returns."""
+    pids = tmp_path / "pids"
+    implementation = load_implementation(program("daemon", "well", pids))
+    assert check_shape(implementation, timeout=30.0).ok
+    assert len(recorded(pids)) == 6  # the handshakes here and there, then the program, 2 each
+    assert left_alive(pids) == []
+
+
+def test_a_daemon_started_in_a_hung_shape_check_is_killed_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check's process keeps what the implementation starts, as a run's worker does: the
+    daemon is killed with the hung stream."""
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("CALLSTREAM_TEST_PIDS", str(pids))
+    implementation = load_implementation("py:tests.fauxmplementations.misshapen:daemon_then_hangs")
+    # spawn, not the forkserver: the checking process must see this test's environment.
+    shape = check_shape(implementation, timeout=1.0, context=multiprocessing.get_context("spawn"))
+    assert [stream.hung for stream in shape.streams] == [True]
+    assert len(recorded(pids)) == 1
+    assert left_alive(pids) == []
+
+
 def started_callstream(argv: list[str]) -> Iterator[subprocess.Popen[bytes]]:
     process = subprocess.Popen(
         [str(CALLSTREAM), *argv],
@@ -185,7 +212,8 @@ def test_nothing_is_left_after_a_run_is_interrupted(tmp_path: Path, implementati
     if implementation == "py":
         impl, expected = "py:tests.fauxmplementations.forking:daemon_hangs", 1
     else:
-        impl, expected = program("daemon", "hang", pids), 4
+        # The parent's handshake, the shape check's handshake and program, a worker's handshake.
+        impl, expected = program("daemon", "hang", pids), 8
     argv = ["run", str(scenarios), "--impl", impl, "--jobs", "1", "--timeout", "60"]
     argv += ["--out", str(tmp_path / "report")]
     for process in started_callstream(argv):

@@ -34,24 +34,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
-from .emulator import Reply
-from .errors import UsageError
+from ..errors import RequestError
+from .reply import Reply
 
-__all__ = ["ROUTES", "Answer", "Call", "RequestError", "Route", "think"]
+__all__ = ["ROUTES", "Answer", "Call", "Route", "think"]
 
 _CHARS_PER_TOKEN = 4
 _PARALLEL_MAX = 3
 _FRAGMENT_SIZES = (3, 7, 5, 4, 6)
 """Argument and text fragments cycle through these sizes, like tokens of a real model."""
-
-
-class RequestError(UsageError):
-    """A request the fake model cannot answer (a 400 from the emulator); ``param`` names the
-    field at fault."""
-
-    def __init__(self, message: str, param: str | None = None) -> None:
-        super().__init__(message)
-        self.param = param
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
-"""The provider emulator: a real local HTTP server that answers like an OpenAI-compatible route,
-streaming exactly the bytes it is given.
+"""The provider emulator's server: a real local HTTP server that answers like an
+OpenAI-compatible route, streaming exactly the bytes it is given.
 
 Theory of operation. :class:`ProviderApp` is a bare ASGI application with two routes,
 ``POST /v1/chat/completions`` and ``GET /v1/models`` (also without the ``/v1`` prefix). The
@@ -13,9 +13,9 @@ request's ``model`` picks the answer:
   connection stays open after the last chunk (a route that never finishes), optionally with
   keep-alive comments meanwhile.
 - ``route:<name>`` (and any other model, when the app was given a default ``route``) is
-  answered by an emulated route of ``callstream.routes``: a fake model that reads the request's
-  tools and options and answers as that kind of route does, quirks included. The route is
-  handed the credentials the request carried (credential headers, a bearer token, key-like
+  answered by an emulated route of ``callstream.emulator.routes``: a fake model that reads the
+  request's tools and options and answers as that kind of route does, quirks included. The
+  route is handed the credentials the request carried (credential headers, a bearer token, key-like
   query parameters), which only a hostile route (``echoes-key``) uses.
 
 Each chunk is its own ASGI body message, which uvicorn writes to the socket at once (chunked
@@ -40,26 +40,26 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TextIO
 from urllib.parse import parse_qsl
 
 import uvicorn
 
-from .errors import HarnessError, UsageError
-from .render import ENVELOPE, USAGE, render
-from .scrub import is_credential
-from .spec import Scenario
-from .split import chunkings, parse_splitting
+from ..errors import HarnessError, UsageError
+from ..render import ENVELOPE, USAGE, render
+from ..scrub import is_credential
+from ..spec import Scenario
+from ..split import chunkings, parse_splitting
+from .reply import SSE, Reply
+from .routes import ROUTES
 
-__all__ = ["Emulator", "ProviderApp", "Reply", "completion_of", "serve"]
+__all__ = ["Emulator", "ProviderApp", "completion_of", "serve"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-SSE = "text/event-stream; charset=utf-8"
 _STARTUP_TIMEOUT = 10.0
 """Seconds uvicorn may take to start listening."""
 _KEPT_REQUESTS = 64
@@ -68,26 +68,6 @@ _CLOSE = (b"connection", b"close")
 """One request per connection. On a reused connection, a client that writes its headers and
 body separately (httpx does) holds the body back until the server acknowledges the headers,
 which the server delays by 40 ms: every request would take that long."""
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """What the emulator answers one model name with."""
-
-    chunks: tuple[bytes, ...]
-    """The response body, each chunk written and flushed on its own."""
-    delays: tuple[float, ...] = ()
-    """Seconds to wait before writing each chunk (missing entries: none)."""
-    status: int = 200
-    content_type: str = SSE
-    completion: Mapping[str, Any] | None = None
-    """The JSON body for ``stream: false``; None answers such a request with a 400."""
-    linger: float = 0.0
-    """Seconds the connection stays open after the last chunk (or until the client leaves)."""
-    heartbeat: float = 0.0
-    """While the connection lingers, a ``: keep-alive`` comment every this many seconds."""
-    headers: tuple[tuple[str, str], ...] = ()
-    """More response headers (a hostile route echoes a credential in one)."""
 
 
 def completion_of(scenario: Scenario) -> dict[str, Any] | None:
@@ -134,7 +114,6 @@ class ProviderApp:
     ) -> None:
         """Serve ``scenarios`` as ``scenario:<id>`` and the emulated routes as ``route:<name>``,
         pausing ``delay`` seconds between chunks; ``route`` answers every other model name."""
-        from .routes import ROUTES  # the routes build Replies: they import this module
 
         if route is not None and route not in ROUTES:
             raise UsageError(f"unknown route {route!r}; known: {', '.join(ROUTES)}")

@@ -1,0 +1,57 @@
+"""Hypothesis strategies for what callstream tests: tools, their arguments, argument text,
+fragments, whole StreamSpecs, transport splittings and Scenarios.
+
+Public strategies are built from smaller private ones, in layers:
+
+- ``tools()`` draws tools with JSON Schemas; ``arguments_for(tool)`` draws objects valid against
+  a tool's schema and ``invalid_arguments(tool)`` argument text it must refuse, with the reason;
+  ``argument_text(value)`` spells a value in one of many equivalent ways; ``fragments(text)``
+  cuts text where cutting is dangerous (``dangerous_cuts``).
+- ``call_plans(tools)`` draws the calls of one stream, ``stream_specs()`` whole plans (calls,
+  metadata policies, noise, ending, transport, limits), ``scenarios()`` wraps them as
+  Scenarios (``scenario_for``, with rules from ``rules_for``).
+- ``splittings(data)`` draws transport cuts, biased to ``dangerous_offsets(data)``; ``cases()``
+  draws a scenario together with a splitting of its own bytes.
+
+Every spec drawn is one the oracle predicts under both profiles and the renderer renders, so the
+reference assembler passes every case. Knobs are ordered so that shrinking leads somewhere
+readable: every list of choices starts with the ordinary value, every unusual knob is drawn
+"rarely" and shrinks to off, lists shrink to their fewest items, so a failure shrinks to one or
+two calls cut into a handful of fragments. Draws are labelled with ``hypothesis.event``
+(``schedule: interleaved``, ``cut inside a \\u escape``) and ``stream_specs`` calls
+``hypothesis.target`` on its fragment count and argument size, so statistics and coverage-guided
+fuzzers have something to steer by.
+"""
+
+from __future__ import annotations
+
+from ._arguments import arguments_for
+from ._calls import call_plans
+from ._fragments import dangerous_cuts, fragments
+from ._invalid import InvalidArguments, invalid_arguments
+from ._json_text import argument_text
+from ._knobs import seen_events
+from ._scenarios import rules_for, scenario_for, scenarios
+from ._schemas import tools
+from ._splittings import cases, dangerous_offsets, splittings
+from ._streams import predictable, stream_specs
+
+__all__ = [
+    "InvalidArguments",
+    "argument_text",
+    "arguments_for",
+    "call_plans",
+    "cases",
+    "dangerous_cuts",
+    "dangerous_offsets",
+    "fragments",
+    "invalid_arguments",
+    "predictable",
+    "rules_for",
+    "scenario_for",
+    "scenarios",
+    "seen_events",
+    "splittings",
+    "stream_specs",
+    "tools",
+]

@@ -1,0 +1,363 @@
+"""The calls of one stream (``call_plans``): ids, names, metadata policies, schedules and wire
+indices, each drawn so that the oracle can predict the outcome."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from hypothesis import reject
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from callstream.reference import Tool
+
+from ..spec import (
+    CallPlan,
+    IdPolicy,
+    NamePolicy,
+    Schedule,
+)
+from ._arguments import values_of
+from ._fragments import fragments
+from ._invalid import malformed, schema_violation, violations
+from ._json_text import SURROGATE, argument_text
+from ._knobs import Json, label_draw, rarely, sometimes
+
+__all__ = [
+    "call_plans",
+]
+
+
+_OUTCOMES = ("malformed_json", "schema_violation", "unknown_tool", "missing_name", "no_arguments")
+_UNKNOWN_NAMES = ("unknown_tool", "Search", "get_weather ", "tool.name", "функция")
+_ID_SUFFIXES = ("_a1B2c3", "-Ωμέγα", "_😀")
+_EXTRA_CONTENT = {"google": {"thought_signature": "CiQBjz1rX2Z0ZXN0LXNpZ25hdHVyZQ=="}}
+
+
+@dataclass(frozen=True, slots=True)
+class _Draft:
+    """A call before its metadata: who it names and its argument text."""
+
+    name: str | None
+    arguments: str
+    outcome: str
+    value: Json = None
+    """The parsed arguments when the text is a JSON object (valid or not)."""
+    lone: bool = False
+    """The value may hold lone surrogates (which a JSON value on the wire cannot)."""
+
+
+@st.composite
+def _drafts(draw: st.DrawFn, tools: Sequence[Tool], lone_surrogates: bool) -> _Draft:
+    tool = draw(st.sampled_from(tools))
+    outcome = draw(sometimes("valid", _OUTCOMES, 20))
+    if outcome == "schema_violation" and not violations(tool.parameters):
+        outcome = "malformed_json"
+    label_draw(f"call: {outcome}")
+    lone = lone_surrogates and draw(rarely(10))
+    if outcome == "no_arguments":
+        return _Draft(tool.name, "", outcome, lone=lone)
+    if outcome in ("malformed_json", "schema_violation"):
+        invalid = draw(
+            schema_violation(tool, lone) if outcome == "schema_violation" else malformed(tool, lone)
+        )
+        label_draw(f"invalid arguments: {invalid.kind}")
+        value = json.loads(invalid.text) if invalid.reason == "schema_violation" else None
+        return _Draft(tool.name, invalid.text, outcome, value, lone)
+    value = draw(values_of(tool.parameters, lone))
+    text = draw(argument_text(value))
+    name: str | None = tool.name
+    if outcome == "unknown_tool":
+        known = {tool.name for tool in tools}
+        name = draw(st.sampled_from([n for n in _UNKNOWN_NAMES if n not in known] or ["x"]))
+    elif outcome == "missing_name":
+        name = None
+    return _Draft(name, text, outcome, value, lone)
+
+
+def _deltas(plan: CallPlan, schedule: Schedule) -> int:
+    """How many deltas carry a call (as the renderer sends it)."""
+    if schedule in ("whole", "together") or plan.arguments_as_value:
+        count = 1
+    elif plan.legacy:
+        count = 1 + len(plan.fragments)
+    else:
+        count = len(plan.fragments) + (0 if plan.header_arguments else 1)
+    if plan.name_policy == "late" and count == 1:
+        count = 2
+    return max(count, 1)
+
+
+def _bare(plan: CallPlan, schedule: Schedule) -> bool:
+    """Whether some delta of a call carries neither index, id nor name."""
+    return (
+        plan.omit_index
+        and plan.id_policy not in ("every", "changing")
+        and plan.name_policy != "every"
+        and _deltas(plan, schedule) > 1
+    )
+
+
+@dataclass
+class _Wires:
+    """The tool-call indices used so far in one choice, and by which calls."""
+
+    used: dict[int, CallPlan]
+    position: int = 0
+
+
+def _reusable(plan: CallPlan) -> bool:
+    """Whether a call's index may be taken over by a new call (quirk C2): both must carry a
+    string id from their first delta and never send a name late, or the reader cannot tell."""
+    return (
+        not plan.legacy
+        and not plan.omit_index
+        and plan.id_policy in ("once", "every")
+        and plan.name_policy != "late"
+    )
+
+
+@dataclass
+class _Stream:
+    """What the calls drawn so far decided for the ones still to come."""
+
+    tools: Sequence[Tool]
+    schedule: Schedule
+    lone_surrogates: bool
+    quirky: bool
+    no_index: set[int]
+    zero: set[int]
+    wires: dict[int, _Wires]
+    legacy_in: set[int]
+    ambiguous: set[int]
+    count: int = 0
+
+
+@st.composite
+def _call_plans(
+    draw: st.DrawFn,
+    tools: Sequence[Tool],
+    choices: int,
+    schedule: Schedule,
+    max_calls: int,
+    lone_surrogates: bool,
+) -> tuple[CallPlan, ...]:
+    quirky = draw(rarely(30))
+    if quirky:
+        label_draw("calls: metadata quirks")
+    # Per choice: indices as OpenAI sends them, none at all (Gemini), or every call at index 0
+    # told apart by a new id and name (Ollama), which cannot be interleaved.
+    modes = [draw(sometimes("next", ("none", "zero"), 30)) for _ in range(choices)]
+    stream = _Stream(
+        tools,
+        schedule,
+        lone_surrogates,
+        quirky,
+        no_index={choice for choice, mode in enumerate(modes) if quirky and mode == "none"},
+        zero={
+            choice
+            for choice, mode in enumerate(modes)
+            if quirky and mode == "zero" and schedule != "interleaved"
+        },
+        wires={choice: _Wires({}) for choice in range(choices)},
+        legacy_in=set(),
+        ambiguous=set(),
+    )
+    # A list, each call one element: the shrinker deletes any call, the first included, as
+    # one span. The calls are drawn in order, each seeing what the earlier ones decided.
+    plans = draw(st.lists(_call(stream, choices), min_size=1, max_size=max_calls))
+    if len({plan.name for plan in plans if plan.name is not None}) < len(plans):
+        label_draw("calls: the same function twice")
+    return tuple(plans)
+
+
+@st.composite
+def _call(draw: st.DrawFn, stream: _Stream, choices: int) -> CallPlan:
+    """One more call of ``stream``."""
+    choice = draw(st.integers(0, choices - 1))
+    draft = draw(_drafts(stream.tools, stream.lone_surrogates))
+    schedule = stream.schedule
+    if schedule in ("whole", "together"):
+        pieces: tuple[str, ...] = (draft.arguments,) if draft.arguments else ()
+    else:
+        pieces = draw(fragments(draft.arguments))
+    plan = CallPlan(draft.name, draft.arguments, pieces, id=f"call_{stream.count}", choice=choice)
+    stream.count += 1
+    if stream.quirky:
+        plan = draw(
+            _metadata(
+                plan,
+                draft,
+                schedule,
+                omit_index=choice in stream.no_index,
+                zero_index=choice in stream.zero,
+                legacy_in=stream.legacy_in,
+            )
+        )
+    if plan.legacy:
+        stream.legacy_in.add(choice)
+    wires = stream.wires[choice]
+    if choice in stream.no_index and schedule == "sequential":
+        # A bare fragment (no index, id or name) while several calls are open rejects the
+        # calls open then; the oracle rejects the whole choice, so no call may open later
+        # unless it is bare too (and so rejected in its turn).
+        if choice in stream.ambiguous and not _bare(plan, schedule):
+            reject()
+        if wires.position > 0 and _bare(plan, schedule):
+            stream.ambiguous.add(choice)
+    return draw(_wire_index(plan, wires, schedule, stream.quirky, choice in stream.zero))
+
+
+_ID_POLICIES: tuple[IdPolicy, ...] = ("every", "omit", "empty", "numeric", "changing")
+_NAME_POLICIES: tuple[NamePolicy, ...] = ("every", "omit", "late")
+
+
+@st.composite
+def _metadata(
+    draw: st.DrawFn,
+    plan: CallPlan,
+    draft: _Draft,
+    schedule: Schedule,
+    *,
+    omit_index: bool,
+    zero_index: bool,
+    legacy_in: set[int],
+) -> CallPlan:
+    """How one call's metadata travels, among the combinations the oracle can predict. Every
+    knob is drawn, then the combinations the oracle cannot predict are turned back to the
+    ordinary value, so a call's draws stay aligned while the shrinker simplifies."""
+    legacy = draw(rarely(10))
+    id_policy: IdPolicy = draw(sometimes("once", _ID_POLICIES, 40))
+    name_policy: NamePolicy = draw(sometimes("once", _NAME_POLICIES, 40))
+    suffix = draw(sometimes("", _ID_SUFFIXES, 15))
+    as_value = draw(rarely(10))
+    snapshots = draw(rarely(5))
+    extra = draw(rarely(10))
+    type_every = draw(rarely(20))
+    header_arguments = draw(rarely(20))
+    if zero_index:
+        # Each call at index 0 must come with an id and a name to be told from the last one.
+        legacy = False
+        id_policy = id_policy if id_policy in ("once", "every") else "once"
+        name_policy = name_policy if name_policy in ("once", "every") else "once"
+    if legacy and not omit_index and schedule != "together" and plan.choice not in legacy_in:
+        label_draw("call: legacy function_call")
+        return replace(plan, id=None, legacy=True)
+    if id_policy == "changing" and (omit_index or name_policy in ("every", "late")):
+        # A changed id that comes with a name is a new call, not the same one continued; and
+        # without an index, a changed id is a new call too.
+        id_policy = "once"
+    if omit_index:
+        # Without an index a fragment is routed by its id: one that only repeats the name
+        # reads as a new call, a header with neither id nor name as the old one, and a name
+        # that comes late as a new call.
+        if name_policy == "late" or (name_policy == "every" and id_policy != "every"):
+            name_policy = "once"
+        if name_policy == "omit" or (plan.name is None and id_policy not in ("once", "every")):
+            id_policy = "every" if id_policy == "every" else "once"
+            name_policy = "once"
+        # An entry the reader cannot route is dropped, with the repeated type it carries.
+        type_every = False
+    name = plan.name
+    if name_policy == "omit":
+        # The same bytes as a call without a name; the oracle expects the plan's name for a
+        # call it rejects before completion even when the policy never sends it.
+        name, name_policy = None, "once"
+        label_draw("call: name omit")
+    call_id = f"{int(plan.id[5:]):04d}" if id_policy == "numeric" and plan.id else plan.id
+    as_value = (
+        as_value
+        and name_policy != "late"
+        and isinstance(draft.value, dict)
+        and not draft.lone
+        and not SURROGATE.search(json.dumps(draft.value, ensure_ascii=False))
+    )
+    snapshots = snapshots and not as_value and schedule in ("sequential", "interleaved")
+    for knob, on in (
+        (f"id {id_policy}", id_policy != "once"),
+        (f"name {name_policy}", name_policy != "once"),
+        ("arguments as a value", as_value),
+        ("cumulative snapshots", snapshots),
+        ("extra_content", extra),
+        ("no index", omit_index),
+    ):
+        if on:
+            label_draw(f"call: {knob}")
+    return replace(
+        plan,
+        name=name,
+        id=None if call_id is None else call_id + suffix,
+        omit_index=omit_index,
+        id_policy=id_policy,
+        name_policy=name_policy,
+        type_every=type_every,
+        header_arguments=header_arguments,
+        arguments_as_value=as_value,
+        snapshots=snapshots,
+        extra_content=copy.deepcopy(_EXTRA_CONTENT) if extra else None,
+    )
+
+
+@st.composite
+def _wire_index(
+    draw: st.DrawFn, plan: CallPlan, wires: _Wires, schedule: Schedule, quirky: bool, zero: bool
+) -> CallPlan:
+    """The call's tool-call index on the wire: the next one, or (rarely) past a gap (C14) or
+    one an earlier call of the choice already uses (C2); with ``zero``, index 0 whenever the
+    reader can tell the calls there apart."""
+    position = wires.position
+    wires.position += 1
+    if plan.legacy or plan.omit_index:
+        return plan
+    following = len(wires.used)
+    wire = following if following not in wires.used else max(wires.used) + 1
+    if plan.name_policy == "late" and wire != following:
+        # The strict profile rejects a call at a header whose index deviates (C14), before a
+        # late name arrives; the oracle expects the name all the same.
+        plan = replace(plan, name_policy="once")
+    owners = [w for w, owner in wires.used.items() if _reusable(owner)]
+    how = "next"
+    takes_over = plan.name is not None and _reusable(plan) and plan.name_policy in ("once", "every")
+    if zero and 0 in owners and takes_over:
+        how = "zero"
+    elif quirky and draw(rarely(15)) and plan.name_policy != "late":
+        options = ["gap"]
+        if owners and schedule != "interleaved" and takes_over:
+            options.append("reuse")
+        how = draw(st.sampled_from(options))
+    if how == "gap":
+        wire = max([wire - 1, *wires.used]) + draw(st.integers(2, 4))
+        label_draw("call: index gap")
+    elif how == "reuse":
+        wire = draw(st.sampled_from(owners))
+        label_draw("call: index reused")
+    elif how == "zero":
+        wire = 0
+        label_draw("call: index 0 reused (every call at index 0)")
+    wires.used[wire] = plan
+    return plan if wire == position else replace(plan, index=wire)
+
+
+def call_plans(
+    tools: Sequence[Tool],
+    *,
+    choices: int = 1,
+    schedule: Schedule = "sequential",
+    max_calls: int = 3,
+    lone_surrogates: bool = True,
+) -> st.SearchStrategy[tuple[CallPlan, ...]]:
+    """The calls of one stream (1 to ``max_calls``, spread over ``choices``), each naming one of
+    ``tools`` (often the same one twice) with arguments valid for it, or now and then a call
+    that must be refused: malformed JSON, a schema violation, an unknown or missing name, no
+    arguments at all. Each is cut by ``fragments`` (whole under the ``whole`` and ``together``
+    schedules). Now and then the calls' metadata travels the way real servers send it: ids
+    repeated, changing, missing, empty or numeric; names repeated, late or missing; ``type``
+    repeated; arguments in the header, as a JSON value or as cumulative snapshots; the legacy
+    ``function_call``; ``extra_content``; no index, an index past a gap, or one reused by a new
+    call. Only combinations whose outcome the oracle predicts are drawn."""
+    if not tools:
+        raise InvalidArgument("call_plans needs at least one tool")
+    return _call_plans(tuple(tools), choices, schedule, max_calls, lone_surrogates)

@@ -1,0 +1,164 @@
+"""Fragments: argument text cut where cutting is dangerous (``dangerous_cuts``, ``fragments``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import cache
+from itertools import pairwise
+
+from hypothesis import strategies as st
+
+from ._invalid import strictly_parses
+from ._knobs import label_draw, rarely
+
+__all__ = [
+    "dangerous_cuts",
+    "fragments",
+    "kinds_of_cut",
+]
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+_NUMBER = frozenset("0123456789+-.eE")
+_LITERALS = ("true", "false", "null")
+
+
+def dangerous_cuts(text: str) -> dict[str, tuple[int, ...]]:
+    """Where cutting argument text is dangerous, by kind: positions ``p`` (``0 < p <
+    len(text)``) such that ``text[:p]`` ends
+
+    - ``after a backslash``: between ``\\`` and the rest of its escape;
+    - ``inside a \\u escape``: after ``\\u`` or some of its hex digits;
+    - ``between surrogate escapes``: between ``\\ud83d`` and ``\\ude00``;
+    - ``next to a non-ASCII character`` (the bytes are the transport's business);
+    - ``inside a number`` (``1`` before ``2``) or ``inside a literal`` (``t`` before ``rue``);
+    - ``after a prefix that parses``: the text so far is JSON once its open brackets are
+      closed (``{`` reads as ``{}``, ``{"a":1`` as ``{"a":1}``), or already is JSON (only
+      whitespace follows), which fools anything that releases a call when its text parses.
+    """
+    found: dict[str, set[int]] = {}
+
+    def add(kind: str, *positions: int) -> None:
+        found.setdefault(kind, set()).update(p for p in positions if 0 < p < len(text))
+
+    closers: list[str] = []
+    in_string = False
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if in_string:
+            if char == "\\":
+                add("after a backslash", i + 1)
+                digits = text[i + 2 : i + 6]
+                if text[i + 1 : i + 2] == "u" and len(digits) == 4 and set(digits) <= _HEX:
+                    add("inside a \\u escape", *range(i + 2, i + 6))
+                    after = text[i + 8 : i + 12]
+                    if (
+                        0xD800 <= int(digits, 16) < 0xDC00
+                        and text[i + 6 : i + 8] == "\\u"
+                        and len(after) == 4
+                        and set(after) <= _HEX
+                        and 0xDC00 <= int(after, 16) <= 0xDFFF
+                    ):
+                        add("between surrogate escapes", i + 6)
+                    i += 6
+                else:
+                    i += 2
+                continue
+            if char == '"':
+                in_string = False
+                _parsing_prefix(text, i + 1, closers, add)
+            elif ord(char) > 0x7F:
+                add("next to a non-ASCII character", i, i + 1)
+            i += 1
+            continue
+        if char == '"':
+            in_string = True
+        elif char in "{[":
+            closers.append("}" if char == "{" else "]")
+            _parsing_prefix(text, i + 1, closers, add)
+        elif char in "}]":
+            if closers:
+                closers.pop()
+            _parsing_prefix(text, i + 1, closers, add)
+        elif char in "-0123456789":
+            end = i
+            while end < len(text) and text[end] in _NUMBER:
+                end += 1
+            add("inside a number", *range(i + 1, end))
+            for position in range(i + 1, end + 1):
+                _parsing_prefix(text, position, closers, add)
+            i = end
+            continue
+        else:
+            for literal in _LITERALS:
+                if text.startswith(literal, i):
+                    add("inside a literal", *range(i + 1, i + len(literal)))
+                    _parsing_prefix(text, i + len(literal), closers, add)
+                    i += len(literal) - 1
+                    break
+        i += 1
+    return {
+        kind: tuple(sorted(positions)) for kind, positions in sorted(found.items()) if positions
+    }
+
+
+def _parsing_prefix(text: str, position: int, closers: list[str], add: Callable[..., None]) -> None:
+    if 0 < position < len(text) and strictly_parses(text[:position] + "".join(closers[::-1])):
+        add("after a prefix that parses", position)
+
+
+def kinds_of_cut(danger: Mapping[str, Sequence[int]], points: Iterable[int]) -> set[str]:
+    at = set(points)
+    return {kind for kind, positions in danger.items() if at.intersection(positions)}
+
+
+@cache
+def _cut_instructions(length: int, max_cuts: int) -> st.SearchStrategy[list[tuple[int, int, int]]]:
+    """Cut instructions for a text of ``length``: (mode, position, which). Mode 0 cuts at the
+    position, 1 at a dangerous place, 2 ends a run of one-character fragments there."""
+    return st.lists(
+        st.tuples(st.integers(0, 2), st.integers(1, length - 1), st.integers(0, 255)),
+        max_size=max_cuts,
+    )
+
+
+@st.composite
+def _fragments(draw: st.DrawFn, text: str, max_cuts: int) -> tuple[str, ...]:
+    if len(text) < 2:
+        if text:
+            return (text,)
+        return tuple(draw(st.sampled_from(((), ("",)))))
+    danger = dangerous_cuts(text)
+    kinds = sorted(danger)
+    points: set[int] = set()
+    one_each = draw(rarely(5))
+    if one_each and len(text) <= 48:
+        points.update(range(1, len(text)))
+        label_draw("fragments: one character each")
+    else:
+        for mode, at, which in draw(_cut_instructions(len(text), max_cuts)):
+            if mode == 1 and kinds:  # a dangerous cut: ``at`` picks the kind, ``which`` the place
+                places = danger[kinds[at % len(kinds)]]
+                points.add(places[which % len(places)])
+            elif mode == 2:  # a run of one-character fragments ending at ``at``
+                points.update(p for p in range(at - which % 6, at + 1) if p > 0)
+            else:
+                points.add(at)
+    for kind in kinds_of_cut(danger, points):
+        label_draw(f"cut {kind}")
+    bounds = [0, *sorted(points), len(text)]
+    pieces = [text[a:b] for a, b in pairwise(bounds)]
+    if draw(rarely(5)):
+        pieces.insert(draw(st.integers(0, len(pieces))), "")
+        label_draw("fragments: an empty fragment")
+    return tuple(pieces)
+
+
+def fragments(text: str, *, max_cuts: int = 8) -> st.SearchStrategy[tuple[str, ...]]:
+    """``text`` cut into fragments whose concatenation is ``text``: up to ``max_cuts`` cut
+    instructions, each a uniform cut, a dangerous cut (``dangerous_cuts``) or a run of
+    single-character fragments; now and then every character its own fragment, or an empty
+    fragment among them (A4: a no-op). Empty text is no fragment at all or one empty one.
+    Shrinks to the whole text in one fragment."""
+    return _fragments(text, max_cuts)

@@ -1,0 +1,200 @@
+"""JSON text: strings full of what breaks assemblers (escapes, surrogates, non-characters), and
+the many equivalent ways to spell one value (``argument_text``)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import Literal
+
+from hypothesis import strategies as st
+
+from ._knobs import Json, label_draw, rarely, sometimes
+
+__all__ = [
+    "CHARACTERS",
+    "SURROGATE",
+    "Spelling",
+    "argument_text",
+    "quote",
+    "strings",
+]
+
+
+_NASTY = tuple('"\\/\n\r\t\b\f\x00\x1f\x7féß中\u2028\u2029\ufeff😀🎉𝄞\U0010fffd')
+"""Characters that break naive escaping, framing or UTF-8 handling."""
+_SURROGATES = ("\ud800", "\udbff", "\udc00", "\udfff", "\ud83d")
+CHARACTERS = st.one_of(st.characters(codec="utf-8"), st.sampled_from(_NASTY))
+_CHARACTERS_WITH_SURROGATES = st.one_of(
+    st.characters(codec="utf-8"), st.sampled_from(_NASTY + _SURROGATES)
+)
+_PAIRED = re.compile("(?<=[\ud800-\udbff])[\udc00-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@cache
+def strings(
+    min_size: int = 0, max_size: int = 10, lone_surrogates: bool = False
+) -> st.SearchStrategy[str]:
+    """Text full of quotes, backslashes, control and non-ASCII characters; with
+    ``lone_surrogates``, also unpaired surrogates (JSON can only carry them as escapes)."""
+    if not lone_surrogates:
+        return st.text(CHARACTERS, min_size=min_size, max_size=max_size)
+    # A high surrogate right before a low one would read back as one character: keep them apart.
+    return st.text(_CHARACTERS_WITH_SURROGATES, min_size=min_size, max_size=max_size).map(
+        lambda text: _PAIRED.sub("?", text)
+    )
+
+
+_SHORT_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Spelling:
+    """How one JSON text is written. Every choice keeps the value it stands for."""
+
+    layout: str = "compact"
+    item: str = ","
+    key: str = ":"
+    inner: str = ""
+    """Whitespace after an opening and before a closing bracket."""
+    indent: str | None = None
+    escape: Literal["raw", "ascii", "every", "alternate"] = "raw"
+    """Which characters of strings become ``\\uXXXX``: only those that must (raw), every
+    non-ASCII one (``ensure_ascii``), every one, or every other one."""
+    slash: bool = False
+    """``/`` written as ``\\/``."""
+    upper_hex: bool = False
+    short: bool = True
+    """``\\n`` rather than ``\\u000a``."""
+    exponent: Literal["e+", "E", "e"] = "e+"
+    reverse_keys: bool = False
+    pad: tuple[str, str] = ("", "")
+    """Whitespace before and after the whole text."""
+
+
+_LAYOUTS = (
+    Spelling("compact"),
+    Spelling("spaced", item=", ", key=": "),
+    Spelling("indented", key=": ", indent="  "),
+    Spelling("tabs", key=": ", indent="\t"),
+    Spelling("loose", item=" ,\r\n", key=" :\t", inner=" "),
+)
+_PADS = ((" ", ""), ("", "\n"), ("\r\n\t ", " \n"))
+
+
+@cache
+def _spellings() -> st.SearchStrategy[Spelling]:
+    return st.builds(
+        replace,
+        st.sampled_from(_LAYOUTS),
+        escape=st.sampled_from(("raw", "ascii", "every", "alternate")),
+        slash=rarely(20),
+        upper_hex=rarely(30),
+        short=st.integers(0, 99).map(lambda n: n < 80),
+        exponent=st.sampled_from(("e+", "E", "e")),
+        reverse_keys=rarely(20),
+        pad=sometimes(("", ""), _PADS, 20),
+    )
+
+
+def _write(value: Json, spelling: Spelling, depth: int = 0) -> str:
+    """``value`` as JSON text, spelled as ``spelling`` says."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)
+        if spelling.exponent == "E":
+            return text.replace("e", "E")
+        return text.replace("e+", "e") if spelling.exponent == "e" else text
+    if isinstance(value, str):
+        return quote(value, spelling)
+    if isinstance(value, list):
+        items = [_write(item, spelling, depth + 1) for item in value]
+        return _container("[", "]", items, spelling, depth)
+    if isinstance(value, dict):
+        keys = list(value)[::-1] if spelling.reverse_keys else list(value)
+        members = [
+            quote(key, spelling) + spelling.key + _write(value[key], spelling, depth + 1)
+            for key in keys
+        ]
+        return _container("{", "}", members, spelling, depth)
+    raise TypeError(f"not a JSON value: {value!r}")
+
+
+def _container(opening: str, closing: str, items: list[str], spelling: Spelling, depth: int) -> str:
+    if not items:
+        return opening + closing
+    if spelling.indent is not None:
+        pad = "\n" + spelling.indent * (depth + 1)
+        return opening + pad + ("," + pad).join(items) + "\n" + spelling.indent * depth + closing
+    return opening + spelling.inner + spelling.item.join(items) + spelling.inner + closing
+
+
+def quote(text: str, spelling: Spelling) -> str:
+    out = ['"']
+    for position, char in enumerate(text):
+        code = ord(char)
+        if (
+            char in '"\\'
+            or code < 0x20
+            or 0xD800 <= code <= 0xDFFF
+            or spelling.escape == "every"
+            or (spelling.escape == "ascii" and code > 0x7F)
+            or (spelling.escape == "alternate" and position % 2 == 1)
+        ):
+            out.append(_escape(char, spelling))
+        elif char == "/" and spelling.slash:
+            out.append("\\/")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def _escape(char: str, spelling: Spelling) -> str:
+    if spelling.short and char in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[char]
+    code = ord(char)
+    if code > 0xFFFF:
+        code -= 0x10000
+        return _hex(0xD800 + (code >> 10), spelling) + _hex(0xDC00 + (code & 0x3FF), spelling)
+    return _hex(code, spelling)
+
+
+def _hex(code: int, spelling: Spelling) -> str:
+    return f"\\u{code:04X}" if spelling.upper_hex else f"\\u{code:04x}"
+
+
+@st.composite
+def _argument_text(draw: st.DrawFn, value: Json) -> str:
+    spelling = draw(_spellings())
+    label_draw(f"spelling: {spelling.layout}, escapes {spelling.escape}")
+    if spelling.slash:
+        label_draw("spelling: escaped slashes")
+    pad = spelling.pad
+    return pad[0] + _write(value, spelling) + pad[1]
+
+
+def argument_text(value: Json) -> st.SearchStrategy[str]:
+    """``value`` written as JSON text in one of many valid ways, all parsing back to ``value``:
+    compact, spaced, indented or loosely spaced; strings raw, ``ensure_ascii``-style or with
+    any character as a ``\\uXXXX`` escape (non-BMP ones as surrogate pairs, upper or lower
+    case hex); ``\\/`` for slashes; exponent spellings; key order; leading and trailing
+    whitespace. Lone surrogates are always escaped, so the text is always UTF-8-encodable."""
+    return _argument_text(value)

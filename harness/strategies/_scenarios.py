@@ -1,0 +1,151 @@
+"""Scenarios from specs: the rules a spec exercises (``rules_for``), its tags and title
+(``scenario_for``, ``scenarios``)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from hypothesis import strategies as st
+
+from callstream.reference import Limits, Tool
+
+from ..oracle import PROFILES, expect
+from ..render import render
+from ..rules import OPENAI_CHAT_QUIRKS, RULES
+from ..spec import (
+    Scenario,
+    Splitting,
+    StreamSpec,
+    Transport,
+)
+from ._invalid import strictly_parses
+from ._streams import stream_specs
+
+__all__ = [
+    "rules_for",
+    "scenario_for",
+    "scenarios",
+]
+
+
+def rules_for(spec: StreamSpec) -> tuple[str, ...]:
+    """The rules of REQUIREMENTS.md a planned spec exercises, from the knobs it uses."""
+    rules = {"A1", "A2", "C4"}
+    calls, ending, transport, noise = spec.calls, spec.ending, spec.transport, spec.noise
+    completing = ending.finish in ("tool_calls", "stop", "function_call")
+    if completing and ending.error is None:
+        rules.add("C1")
+    if any(len(plan.fragments) > 1 for plan in calls):
+        rules.add("T1")
+    if spec.schedule == "interleaved" or any(
+        plan.omit_index or plan.index is not None for plan in calls
+    ):
+        rules.add("A5")
+    names = [plan.name for plan in calls if plan.name is not None]
+    if len(set(names)) < len(names):
+        rules.add("A6")
+    if spec.choices > 1:
+        rules.add("A7")
+    if any(
+        plan.id_policy in ("every", "changing", "numeric")
+        or plan.name_policy == "every"
+        or plan.type_every
+        for plan in calls
+    ):
+        rules.add("A3")
+    if any(
+        plan.id_policy in ("omit", "empty")
+        or plan.name_policy in ("late", "omit")
+        or plan.header_arguments
+        or "" in plan.fragments
+        for plan in calls
+    ):
+        rules.add("A4")
+    if ending.finish is None or not ending.done or ending.cut:
+        rules.add("C2")
+    if not completing or ending.cut or ending.error:
+        rules.add("C3")
+    tools = {tool.name: tool for tool in spec.tools}
+    for plan in calls:
+        if plan.name is None or plan.name_policy == "omit" or plan.id_policy in ("omit", "empty"):
+            rules.add("V4")
+        elif plan.name not in tools:
+            rules.add("V3")
+        elif not (strictly_parses(plan.arguments) and plan.arguments.lstrip()[:1] == "{"):
+            rules.add("V1")
+        elif tools[plan.name].parameters:
+            rules.add("V2")
+    if spec.limits != Limits():
+        rules.add("V5")
+    if transport.newline != "lf":
+        rules.add("T2")
+    if transport != Transport(newline=transport.newline) or noise.keepalive:
+        rules.add("T3")
+    if ending.error is not None or ending.done:
+        rules.add("T4")
+    if len(calls) > 1:
+        rules.add("E4")
+    return tuple(rule for rule in RULES if rule in rules)
+
+
+def _tags(spec: StreamSpec) -> tuple[str, ...]:
+    tags = {"delta", "json", "lifecycle"}
+    if spec.transport != Transport() or spec.noise.keepalive:
+        tags.add("sse")
+    if spec.transport.bom or any(not plan.arguments.isascii() for plan in spec.calls):
+        tags.add("bytes")
+    return tuple(tag for tag in ("bytes", "sse", "delta", "json", "lifecycle") if tag in tags)
+
+
+def _title(spec: StreamSpec) -> str:
+    calls = spec.calls
+    names = ", ".join(str(plan.name) for plan in calls)
+    parts = [f"{len(calls)} call{'s' if len(calls) != 1 else ''} ({names})"]
+    pieces = sum(len(plan.fragments) for plan in calls)
+    parts.append(f"{pieces} fragment{'s' if pieces != 1 else ''}")
+    if spec.choices > 1:
+        parts.append(f"{spec.choices} choices")
+    if spec.schedule != "sequential":
+        parts.append(spec.schedule)
+    ending = spec.ending
+    parts.append(f"error {ending.error}" if ending.error else f"finish {ending.finish}")
+    if not ending.done:
+        parts.append("no [DONE]")
+    if ending.cut:
+        parts.append("cut")
+    if spec.transport.newline != "lf":
+        parts.append(spec.transport.newline)
+    return "fuzz: " + ", ".join(parts)
+
+
+def scenario_for(spec: StreamSpec, splittings: Sequence[Splitting] = ()) -> Scenario:
+    """A ``must`` scenario for a planned spec, under both profiles: its id (``fuzz-`` and a
+    hash of the spec, so the same spec always gets the same id), a title naming what it does,
+    the rules from ``rules_for``, layer tags, and the quirks the oracle expects a finding for."""
+    digest = hashlib.sha256(repr(spec).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    findings = expect(spec, render(spec), "lenient").findings
+    return Scenario(
+        id=f"fuzz-{digest}",
+        title=_title(spec),
+        rules=rules_for(spec),
+        spec=spec,
+        tags=_tags(spec),
+        quirks=tuple(quirk for quirk in OPENAI_CHAT_QUIRKS if quirk in findings),
+        kind="must",
+        profiles=PROFILES,
+        splittings=tuple(splittings),
+    )
+
+
+def scenarios(
+    tools: Sequence[Tool] | None = None,
+    *,
+    max_calls: int = 3,
+    max_choices: int = 2,
+    lone_surrogates: bool = True,
+) -> st.SearchStrategy[Scenario]:
+    """``stream_specs`` wrapped as Scenarios by ``scenario_for`` (default splittings)."""
+    return stream_specs(
+        tools, max_calls=max_calls, max_choices=max_choices, lone_surrogates=lone_surrogates
+    ).map(scenario_for)

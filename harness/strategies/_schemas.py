@@ -1,0 +1,136 @@
+"""Tools and their JSON Schemas (``tools()``), with names and keys that shrink to plain ones."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from functools import cache
+
+from hypothesis import strategies as st
+
+from callstream.reference import Tool
+
+from ._json_text import CHARACTERS, strings
+from ._knobs import Schema, mostly, rarely, sometimes
+
+__all__ = [
+    "KEYS",
+    "fresh_key",
+    "tools",
+]
+
+
+def fresh_key(key: str, taken: Iterable[str]) -> str:
+    """``key``, or ``key`` with underscores appended until it is not among ``taken``."""
+    taken = set(taken)
+    while key in taken:
+        key += "_"
+    return key
+
+
+_NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+_TOOL_NAMES = mostly(
+    st.sampled_from(("get_weather", "search", "lookup", "send_email", "read_file")),
+    st.builds(
+        str.__add__,
+        st.sampled_from(_NAME_CHARACTERS[:52] + "_"),
+        st.text(_NAME_CHARACTERS, max_size=24),
+    ),
+    20,
+)
+"""Within OpenAI's rule for function names, ``^[a-zA-Z0-9_-]{1,64}$``."""
+_KEY_NAMES = ("a", "b", "city", "query", "path", "limit", "units", "tags", "options", "body")
+KEYS = mostly(
+    st.sampled_from(_KEY_NAMES),
+    st.text(st.one_of(st.sampled_from("abxyz_"), CHARACTERS), min_size=1, max_size=6),
+    25,
+)
+_SIMPLE_SCHEMAS: tuple[Schema, ...] = (
+    {"type": "string"},
+    {"type": "integer"},
+    {"type": "boolean"},
+    {"type": "number"},
+    {"type": "null"},
+    {"type": ["string", "null"]},
+    {"type": "string", "minLength": 1},
+)
+
+
+_ENUM, _BOUNDED = "enum", "bounded"
+
+
+@st.composite
+def _scalar_schema(draw: st.DrawFn) -> Schema:
+    kinds: tuple[Schema | str, ...] = (*_SIMPLE_SCHEMAS, _ENUM, _BOUNDED)
+    kind = draw(st.sampled_from(kinds))
+    if isinstance(kind, dict):
+        return copy.deepcopy(kind)
+    if kind == _ENUM:
+        values = draw(st.lists(strings(max_size=6), min_size=1, max_size=4, unique=True))
+        return {"type": "string", "enum": values}
+    low, high = draw(st.integers(-100, 0)), draw(st.integers(0, 100))
+    return {"type": "integer", "minimum": low, "maximum": high}
+
+
+@st.composite
+def _schema(draw: st.DrawFn, leaves: int) -> Schema:
+    """A schema with at most ``leaves`` scalar schemas in it: drawn directly rather than with
+    ``st.recursive``, which costs several times as much per draw."""
+    shape = draw(sometimes("scalar", ("array", "object"), 40)) if leaves > 1 else "scalar"
+    if shape == "scalar":
+        return draw(_scalar_schema())
+    if shape == "array":
+        schema: Schema = {"type": "array", "items": draw(_schema(leaves - 1))}
+        if draw(rarely(30)):
+            schema["minItems"] = 1
+        return schema
+    return draw(_object_schema_of(0, min(3, leaves), leaves))
+
+
+@st.composite
+def _object_schema_of(draw: st.DrawFn, min_size: int, max_size: int, leaves: int) -> Schema:
+    """An object schema of ``min_size`` to ``max_size`` properties sharing ``leaves``."""
+    properties: dict[str, Schema] = {}
+    while len(properties) < min_size or (len(properties) < max_size and draw(st.booleans())):
+        share = max(1, leaves // max(1, max_size))
+        properties[fresh_key(draw(KEYS), properties)] = draw(_schema(share))
+    schema: Schema = {"type": "object", "properties": properties}
+    required = [key for key in properties if draw(st.booleans())]
+    if required:
+        schema["required"] = required
+    if draw(st.booleans()):
+        schema["additionalProperties"] = False
+    return schema
+
+
+def _schemas() -> st.SearchStrategy[Schema]:
+    return _schema(4)
+
+
+_PARAMETERLESS: tuple[Schema | None, ...] = (
+    {"type": "object", "properties": {}},
+    {"type": "object"},
+    None,
+    {},
+)
+
+
+@cache
+def _parameters() -> st.SearchStrategy[Schema | None]:
+    parameterless = st.sampled_from(_PARAMETERLESS).map(copy.deepcopy)
+    declared = _object_schema_of(1, 3, 4)
+    return mostly(declared, parameterless, 20)
+
+
+@st.composite
+def _tools(draw: st.DrawFn, min_size: int, max_size: int) -> tuple[Tool, ...]:
+    names = draw(st.lists(_TOOL_NAMES, min_size=min_size, max_size=max_size, unique=True))
+    return tuple(Tool(name, draw(_parameters())) for name in names)
+
+
+def tools(min_size: int = 1, max_size: int = 3) -> st.SearchStrategy[tuple[Tool, ...]]:
+    """Tools with unique names and JSON Schemas: nested objects and arrays, enums, required and
+    optional fields, strings, integers (sometimes bounded), numbers, booleans, null, nullable
+    strings; now and then a tool that takes no parameters (``properties: {}``, a bare
+    ``{"type": "object"}``, ``{}`` or no schema at all)."""
+    return _tools(min_size, max_size)

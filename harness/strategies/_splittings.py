@@ -1,0 +1,158 @@
+"""Transport splittings biased to dangerous byte offsets (``dangerous_offsets``, ``splittings``),
+and a scenario drawn together with a splitting of its own bytes (``cases``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import cache
+
+from hypothesis import strategies as st
+
+from callstream.reference import Tool
+
+from ..render import render
+from ..spec import (
+    Scenario,
+    Splitting,
+)
+from ._fragments import kinds_of_cut
+from ._knobs import label_draw
+from ._scenarios import scenarios
+
+__all__ = [
+    "cases",
+    "dangerous_offsets",
+    "splittings",
+]
+
+
+_CR, _LF, _BACKSLASH = 0x0D, 0x0A, 0x5C
+_BOM = "\ufeff".encode()
+_U_ESCAPE = re.compile(rb"\\u[0-9a-fA-F]{4}")
+_DATA = re.compile(rb"data: ?")
+_DONE = re.compile(rb"\[DONE\]")
+
+
+def _byte_dangers(data: bytes) -> dict[str, tuple[int, ...]]:
+    found: dict[str, set[int]] = {}
+
+    def add(kind: str, *offsets: int) -> None:
+        found.setdefault(kind, set()).update(o for o in offsets if 0 < o < len(data))
+
+    for offset in range(1, len(data)):
+        byte, before = data[offset], data[offset - 1]
+        if 0x80 <= byte < 0xC0:
+            add("inside a UTF-8 character", offset)
+        if before == _CR:
+            add("between CR and LF" if byte == _LF else "after a lone CR", offset)
+        if before == _LF and byte in (_CR, _LF):
+            add("inside a blank line", offset)
+        if before == _BACKSLASH:
+            add("after a backslash", offset)
+    for match in _U_ESCAPE.finditer(data):
+        add("inside a \\u escape", *range(match.start() + 1, match.end()))
+    for match in _DATA.finditer(data):
+        add("inside or right after data:", *range(match.start() + 1, match.end() + 1))
+    for match in _DONE.finditer(data):
+        add("inside [DONE]", *range(match.start() + 1, match.end()))
+    if data.startswith(_BOM):
+        add("inside the BOM", 1, 2, 3)
+    return {kind: tuple(sorted(offsets)) for kind, offsets in sorted(found.items()) if offsets}
+
+
+def dangerous_offsets(data: bytes) -> tuple[int, ...]:
+    """Byte offsets where cutting ``data`` into two chunks is dangerous: inside a multi-byte
+    UTF-8 character, between CR and LF (and after a lone CR), inside a blank line, after a
+    backslash, inside a ``\\uXXXX`` escape, inside or right after ``data:``, inside
+    ``[DONE]``, inside the BOM. Sorted, each once, all within ``0 < offset < len(data)``."""
+    return tuple(sorted({o for offsets in _byte_dangers(data).values() for o in offsets}))
+
+
+_SPLIT_KINDS = ("whole", "offsets", "many", "bytes")
+"""Simplest first: a failure shrinks towards the whole stream in one chunk, then a few cuts."""
+
+
+_BYTE_DANGER_KINDS = (
+    "after a backslash",
+    "after a lone CR",
+    "between CR and LF",
+    "inside [DONE]",
+    "inside a UTF-8 character",
+    "inside a \\u escape",
+    "inside a blank line",
+    "inside or right after data:",
+    "inside the BOM",
+)
+"""Every kind ``_byte_dangers`` finds, in a fixed order, so a drawn cut names its kind the same
+way whatever the stream holds (and keeps it while the shrinker makes the stream smaller)."""
+
+
+@cache
+def _offset_instructions(size: int, max_cuts: int) -> st.SearchStrategy[list[tuple[int, int, int]]]:
+    """Cuts into ``size`` bytes: (kind, offset, which), kind 0 a cut at the offset, ``n`` the
+    ``which``-th place of ``_BYTE_DANGER_KINDS[n - 1]`` (the offset when the stream has none).
+    A list, so the shrinker can delete any cut on its own."""
+    return st.lists(
+        st.tuples(
+            st.integers(0, len(_BYTE_DANGER_KINDS)), st.integers(1, size - 1), st.integers(0, 255)
+        ),
+        min_size=1,
+        max_size=max_cuts,
+    )
+
+
+@st.composite
+def _splittings(draw: st.DrawFn, data: bytes | None) -> Splitting:
+    kind = draw(st.sampled_from(_SPLIT_KINDS))
+    label_draw(f"splitting: {kind}")
+    size = len(data) if data is not None else 4096
+    if kind in ("whole", "bytes") or size < 2:
+        return Splitting("bytes" if kind == "bytes" and size >= 2 else "whole")
+    danger = _byte_dangers(data) if data is not None else {}
+    offsets = set()
+    # A few cuts, or many (each cut is three choices, which the shrinker pays for).
+    most = 12 if kind == "offsets" else 40
+    for dangerous, at, which in draw(_offset_instructions(size, most)):
+        places = danger.get(_BYTE_DANGER_KINDS[dangerous - 1]) if dangerous else None
+        offsets.add(places[which % len(places)] if places else at)
+    for kind_of_cut in kinds_of_cut(danger, offsets):
+        label_draw(f"split {kind_of_cut}")
+    return Splitting("offsets", offsets=tuple(sorted(offsets)))
+
+
+def splittings(data: bytes | None = None) -> st.SearchStrategy[Splitting]:
+    """Transport splittings: the whole stream at once, a few cuts, many cuts, or every single
+    byte (never ``pairs``, which runs once per byte). Cuts are explicit offsets, so a failure
+    shrinks cut by cut. Given the stream's ``data``, cuts come from ``dangerous_offsets(data)``
+    as often as uniformly; without it, offsets are uniform up to 4096 (those past the end are
+    dropped)."""
+    return _splittings(data)
+
+
+@st.composite
+def _cases(
+    draw: st.DrawFn,
+    tool_set: Sequence[Tool] | None,
+    max_calls: int,
+    max_choices: int,
+    lone_surrogates: bool,
+) -> tuple[Scenario, Splitting]:
+    scenario = draw(
+        scenarios(
+            tool_set, max_calls=max_calls, max_choices=max_choices, lone_surrogates=lone_surrogates
+        )
+    )
+    return scenario, draw(splittings(render(scenario.spec).data))
+
+
+def cases(
+    tools: Sequence[Tool] | None = None,
+    *,
+    max_calls: int = 3,
+    max_choices: int = 2,
+    lone_surrogates: bool = True,
+) -> st.SearchStrategy[tuple[Scenario, Splitting]]:
+    """A scenario (``scenarios``) and a splitting of its own rendered bytes (``splittings``),
+    ready for ``callstream.run_case``."""
+    return _cases(None if tools is None else tuple(tools), max_calls, max_choices, lone_surrogates)

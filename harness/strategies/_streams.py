@@ -1,0 +1,258 @@
+"""The stream around the calls (``stream_specs``): noise, endings, transports and limits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from hypothesis import reject
+from hypothesis import strategies as st
+
+from callstream.reference import Limits, Tool
+
+from ..errors import PlanError
+from ..oracle import PROFILES, expect
+from ..render import render
+from ..spec import (
+    CallPlan,
+    Ending,
+    Noise,
+    Schedule,
+    StreamSpec,
+    Transport,
+)
+from ._calls import call_plans
+from ._knobs import aim, label_draw, rarely, sometimes
+from ._schemas import tools
+
+__all__ = [
+    "predictable",
+    "stream_specs",
+]
+
+
+_CONTENTS = (
+    "Let me check.",
+    "",
+    "Sure — I'll look that up 😀\n",
+    '<tool_call>{"name": "search"}</tool_call>',
+    "[TOOL_CALLS]",
+    "<|tool_call|>",
+)
+_FINISHES = (
+    "tool_calls",
+    "stop",
+    "length",
+    None,
+    "function_call",
+    "content_filter",
+    "length",
+    None,
+    "error",
+    "MALFORMED_FUNCTION_CALL",
+    None,
+    "eos",
+    "tool_use",
+)
+"""Finish reasons, the ones that matter most (truncation, none at all) more than once."""
+_SCHEDULES: tuple[Schedule, ...] = ("sequential", "interleaved", "whole", "together")
+_ERRORS: tuple[Literal["nested", "flat", "openrouter", "event"], ...] = (
+    "nested",
+    "flat",
+    "openrouter",
+    "event",
+)
+_NEWLINES: tuple[Literal["lf", "crlf", "cr", "mixed"], ...] = ("lf", "crlf", "cr", "mixed")
+_AFTER_FINISH = (
+    ("usage_chunk",),
+    ("duplicate_finish",),
+    ("late_delta",),
+    ("duplicate_finish", "late_delta"),
+    ("usage_chunk", "duplicate_finish"),
+)
+
+
+@st.composite
+def _noises(draw: st.DrawFn) -> Noise:
+    if not draw(rarely(35)):
+        return Noise()
+    role = not draw(rarely(15))
+    noise = Noise(
+        role=role,
+        # A repeated role is only a repeat after a role chunk.
+        role_every=draw(rarely(15)) and role,
+        content=draw(sometimes(None, _CONTENTS, 30)),
+        usage=draw(rarely(25)),
+        usage_every=draw(rarely(15)),
+        empty_first=draw(rarely(15)),
+        keepalive=draw(sometimes(0, (1, 2), 20)),
+    )
+    for knob in ("role_every", "usage", "usage_every", "empty_first", "keepalive"):
+        if getattr(noise, knob):
+            label_draw(f"noise: {knob}")
+    if not role:
+        label_draw("noise: no role chunk")
+    if noise.content is not None:
+        label_draw("noise: content")
+    return noise
+
+
+@st.composite
+def _endings(draw: st.DrawFn, choices: int) -> Ending:
+    if not draw(rarely(45)):
+        label_draw("finish: tool_calls")
+        return Ending()
+    finish = draw(st.sampled_from(_FINISHES))
+    error = draw(sometimes(None, _ERRORS, 10))
+    after: tuple[str, ...] = draw(sometimes((), _AFTER_FINISH, 15))
+    if finish is None or error is not None:
+        after = ()  # nothing comes after a finish that never came
+    done = not draw(rarely(30))
+    with_last = draw(rarely(25))
+    cut = draw(rarely(15))
+    # A cut stream must lose an event the oracle can account for: [DONE], the usage chunk or
+    # the finish chunk itself; never a delta, an error or a chunk after the finish.
+    cuttable = (
+        choices == 1
+        and error is None
+        and (done or (finish is not None and not after and not with_last))
+    )
+    ending = Ending(
+        finish=finish,
+        finish_with_last=with_last,
+        after_finish=after,
+        error=error,
+        done=done,
+        cut=cut and cuttable,
+    )
+    label_draw(f"finish: {finish}" if error is None else f"error: {error}")
+    for knob in ("finish_with_last", "after_finish", "cut"):
+        if getattr(ending, knob):
+            label_draw(f"ending: {knob}")
+    if not done:
+        label_draw("ending: no [DONE]")
+    return ending
+
+
+@st.composite
+def _transports(draw: st.DrawFn) -> Transport:
+    if not draw(rarely(30)):
+        return Transport()
+    transport = Transport(
+        newline=draw(st.sampled_from(_NEWLINES)),
+        space=not draw(rarely(30)),
+        bom=draw(rarely(30)),
+        event_lines=draw(rarely(20)),
+        multiline=draw(rarely(20)),
+    )
+    label_draw(f"transport: newline {transport.newline}")
+    for knob in ("bom", "event_lines", "multiline"):
+        if getattr(transport, knob):
+            label_draw(f"transport: {knob}")
+    if not transport.space:
+        label_draw("transport: data: without a space")
+    return transport
+
+
+def _strictly_rejected(plan: CallPlan) -> bool:
+    """Whether the strict profile rejects the call mid-stream for how it was sent."""
+    return (
+        plan.omit_index
+        or plan.index is not None
+        or plan.id_policy == "changing"
+        or plan.name_policy == "late"
+        or plan.arguments_as_value
+    )
+
+
+@st.composite
+def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
+    # A call past the limit is rejected at the fragment that passes it, so the oracle can
+    # predict it only when no other rejection could come first mid-stream.
+    small = draw(rarely(8))
+    if not small or any(_strictly_rejected(plan) for plan in calls):
+        return Limits()
+    largest = max(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)
+    label_draw("limits: small max_argument_bytes")
+    return Limits(max_argument_bytes=draw(st.integers(1, max(1, largest))))
+
+
+def predictable(spec: StreamSpec) -> bool:
+    """Whether the oracle predicts ``spec`` under every profile (it refuses plans it cannot
+    predict with ``PlanError``); every spec the strategies draw is."""
+    rendered = render(spec)
+    try:
+        for profile in PROFILES:
+            expect(spec, rendered, profile)
+    except PlanError:
+        return False
+    return True
+
+
+@st.composite
+def _stream_specs(
+    draw: st.DrawFn,
+    tool_set: Sequence[Tool] | None,
+    max_calls: int,
+    max_choices: int,
+    lone_surrogates: bool,
+) -> StreamSpec:
+    exposed = tuple(tool_set) if tool_set is not None else draw(tools())
+    choices = draw(sometimes(1, tuple(range(2, max_choices + 1)) or (1,), 15))
+    schedule = draw(sometimes("sequential", _SCHEDULES[1:], 35))
+    calls = draw(
+        call_plans(
+            exposed,
+            choices=choices,
+            schedule=schedule,
+            max_calls=max_calls,
+            lone_surrogates=lone_surrogates,
+        )
+    )
+    if draw(rarely(5)):
+        # The call names a tool the request did not offer: no tool at all is exposed.
+        exposed = ()
+        label_draw("tools: none exposed")
+    spec = StreamSpec(
+        tools=exposed,
+        calls=calls,
+        choices=choices,
+        schedule=schedule,
+        noise=draw(_noises()),
+        ending=draw(_endings(choices)),
+        transport=draw(_transports()),
+        limits=draw(_limits(calls)),
+    )
+    if not predictable(spec):
+        reject()
+    label_draw(f"schedule: {schedule}")
+    label_draw(f"calls: {len(calls)}")
+    if choices > 1:
+        label_draw(f"choices: {choices}")
+    aim(float(sum(len(plan.fragments) for plan in calls)), "fragments")
+    aim(
+        float(sum(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)),
+        "argument bytes",
+    )
+    return spec
+
+
+def stream_specs(
+    tools: Sequence[Tool] | None = None,
+    *,
+    max_calls: int = 3,
+    max_choices: int = 2,
+    lone_surrogates: bool = True,
+) -> st.SearchStrategy[StreamSpec]:
+    """Planned streams the oracle predicts under both profiles: ``call_plans`` over ``tools``
+    (drawn with ``tools()`` when None) in 1 to ``max_choices`` choices, scheduled sequentially,
+    interleaved, each call whole or all calls together; noise (no role chunk or a repeated one,
+    content with or without tool-call markup, usage chunks, Azure's empty first chunk,
+    keep-alive comments); endings (every finish reason, with the last delta or on its own,
+    chunks after it, in-band errors of each shape, with or without ``[DONE]``, cut inside the
+    last event); transport (LF, CRLF, CR or mixed line endings, ``data:`` without a space, a
+    BOM, ``event:`` lines, payloads over several ``data:`` lines); sometimes a small
+    ``max_argument_bytes``. Ordinary streams dominate: each group of knobs is rarely on."""
+    return _stream_specs(
+        None if tools is None else tuple(tools), max_calls, max_choices, lone_surrogates
+    )
