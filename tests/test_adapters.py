@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from callstream.adapters import ADAPTERS, Adapter, installed, load_adapter
-from callstream.adapters._http import shared_emulator
+from callstream.adapters._http import function_tools, openai_tools, shared_emulator
 from callstream.connect import load_implementation
 from callstream.declaration import OBSERVABLES
 from callstream.errors import UsageError
@@ -289,6 +289,42 @@ def test_a_custom_tool_call_is_handed_back_by_litellm_and_crashes_the_openai_sdk
     assert (result["kind"], result["arguments"], result["status"]) == ("custom", "ls", "ready")
     with pytest.raises(AttributeError, match="'dict' object has no attribute 'name'"):
         assemble("openai", [stream])
+
+
+@pytest.mark.parametrize("adapter", FOLDING_OPENAI)
+def test_a_custom_call_cut_by_length_is_rejected_truncated_by_the_openai_sdk(adapter: str) -> None:
+    """get_final_completion() refuses a completion that ended on length before it reaches the
+    custom call it cannot log: the call it took along is rejected truncated, its input kept."""
+    custom = {"index": 0, "id": "call_c", "type": "custom", "custom": {"name": "run", "input": "l"}}
+    stream = sse(chunk(custom), chunk(finish="length"))
+    [result] = assemble(adapter, [stream], [Tool.custom("run")])
+    assert (result["kind"], result["arguments_text"]) == ("custom", "l")
+    assert verdict(result) == ("rejected", "truncated")
+
+
+def test_litellm_calls_are_numbered_by_first_appearance_though_it_lists_them_by_index() -> None:
+    """stream_chunk_builder lists calls by wire index; calls sent at indices 2 then 0 come back
+    as positions 0 and 1 in the order they came, each with its own id, name and text."""
+    stream = sse(
+        chunk(header(2, "call_w", "get_weather", '{"city": "Paris"}')),
+        chunk(header(0, "call_s", "get_stock_price", '{"ticker": "KO"}')),
+        chunk(finish="tool_calls"),
+    )
+    results = assemble("litellm", [stream])
+    assert [(r["index"], r["id"], r["name"], r["arguments_text"]) for r in results] == [
+        (0, "call_w", "get_weather", '{"city": "Paris"}'),
+        (1, "call_s", "get_stock_price", '{"ticker": "KO"}'),
+    ]
+
+
+def test_a_custom_tool_is_offered_as_a_custom_tool_except_to_langchain() -> None:
+    """The openai SDK and litellm are sent chat-completions custom tools with their format;
+    langchain's bind_tools takes none, so it is offered a function of the same name."""
+    patch = Tool.custom("apply_patch", {"type": "text"})
+    assert openai_tools([patch]) == [
+        {"type": "custom", "custom": {"name": "apply_patch", "format": {"type": "text"}}}
+    ]
+    assert function_tools([patch])[0]["function"]["name"] == "apply_patch"
 
 
 @pytest.mark.parametrize("adapter", ["openai", "litellm"])

@@ -42,6 +42,7 @@ __all__ = [
     "HttpAdapter",
     "call_result",
     "custom_result",
+    "function_tools",
     "in_band_error",
     "openai_tools",
     "shared_emulator",
@@ -122,17 +123,32 @@ class _Session:
 
 
 def openai_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
-    """``tools`` as the ``tools`` field of a chat-completions request."""
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": tool.name,
-                "parameters": dict(tool.parameters or {"type": "object", "properties": {}}),
-            },
-        }
-        for tool in tools
-    ]
+    """``tools`` as the ``tools`` field of a chat-completions request: a function tool with its
+    parameters, a custom tool with its input format (``{"type": "custom", "custom": …}``)."""
+    return [_custom_tool(tool) if tool.kind == "custom" else _function_tool(tool) for tool in tools]
+
+
+def function_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """``tools`` as function tools only, a custom tool offered as a function of the same name:
+    for a library that can declare no chat-completions custom tool."""
+    return [_function_tool(tool) for tool in tools]
+
+
+def _function_tool(tool: Tool) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "parameters": dict(tool.parameters or {"type": "object", "properties": {}}),
+        },
+    }
+
+
+def _custom_tool(tool: Tool) -> dict[str, Any]:
+    custom: dict[str, Any] = {"name": tool.name}
+    if tool.format is not None:
+        custom["format"] = dict(tool.format)
+    return {"type": "custom", "custom": custom}
 
 
 def call_result(

@@ -18,6 +18,10 @@ Paths below are in the installed packages. ``+`` merges tool-call chunks by inde
 arguments), anything else an ``invalid_tool_calls`` entry (rejected ``malformed_json``). The raw
 text of a ready call is read from the merged ``tool_call_chunks`` of the same message.
 
+``bind_tools`` takes no chat-completions custom tool (it raises "Unsupported function"; its
+``custom_tool`` is for the Responses API), so a custom tool is offered as a function of the
+same name.
+
 ``ChatOpenAI`` reads only ``choices[0]`` of each chunk and refuses ``n > 1`` when streaming ("n
 must be 1 when streaming.", ``langchain_openai/chat_models/base.py``): several choices are a
 declared non-feature. The finish reason only lands in ``response_metadata``; nothing acts on it.
@@ -41,7 +45,7 @@ from langchain_openai import ChatOpenAI
 from callstream.reference import Tool
 
 from ..declaration import Declaration
-from ._http import MESSAGES, TIMEOUT, HttpAdapter, call_result, in_band_error, openai_tools
+from ._http import MESSAGES, TIMEOUT, HttpAdapter, call_result, function_tools, in_band_error
 
 __all__ = ["LangChain", "chat_openai"]
 
@@ -69,7 +73,7 @@ class LangChain(HttpAdapter):
 
     def assemble(self, base_url: str, model: str, tools: Sequence[Tool]) -> list[dict[str, Any]]:
         """The sum's ``tool_calls`` ready and ``invalid_tool_calls`` rejected, in stream order."""
-        offered = openai_tools(tools)
+        offered = function_tools(tools)
         chat: Runnable[Any, Any] = (
             _chat(base_url).bind_tools(offered) if offered else _chat(base_url)
         )

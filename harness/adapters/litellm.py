@@ -14,7 +14,11 @@ response from the chunks), and of the agents built on it::
 Paths below are in the installed package. ``stream_chunk_builder``
 (``litellm_core_utils/streaming_chunk_builder_utils.py``) groups tool-call deltas by
 ``(choice index, tool-call index)`` and hands back each choice's calls, ready, with their
-argument text only (it parses none); a custom tool call with its input, verbatim.
+argument text only (it parses none); a custom tool call with its input, verbatim. It lists
+them in wire-index order; the contract numbers calls by first appearance, so each rebuilt call
+takes the position at which its (choice, index) first appeared in the chunks litellm yielded:
+a stream whose calls come at indices 2 then 0 is two calls in the order they came, not a
+swap of their names and texts.
 
 Nothing acts on ``length`` or ``content_filter``, which are passed through. Once the stream
 has begun, whatever breaks it (no finish reason before the end, an error payload, a data line
@@ -40,6 +44,8 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("LITELLM_LOG", "CRITICAL")
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import count
 from typing import Any
 
 import litellm
@@ -95,17 +101,79 @@ class LiteLLM(HttpAdapter):
 
 def _calls(chunks: list[Any], rejected: str | None = None) -> list[dict[str, Any]]:
     """Every call of the response ``stream_chunk_builder`` rebuilds from ``chunks``: each
-    choice's tool calls, then a legacy ``function_call`` (which has no id)."""
+    choice's tool calls, then a legacy ``function_call`` (which has no id), numbered and
+    ordered by their first appearance in the stream, as the contract numbers calls."""
     response: Any = litellm.stream_chunk_builder(chunks, messages=MESSAGES) if chunks else None
+    seen = _wire_calls(chunks)
     results = []
     for choice in response.choices if response is not None else ():
         calls = [*(getattr(choice.message, "tool_calls", None) or ())]
+        positions = _positions(seen, choice.index, calls)
         if legacy := getattr(choice.message, "function_call", None):
             calls.append(legacy)
+            positions.append(max(positions, default=-1) + 1)
         results += [
-            _result(choice.index, index, call, rejected) for index, call in enumerate(calls)
+            _result(choice.index, index, call, rejected)
+            for index, call in sorted(zip(positions, calls, strict=True), key=lambda pair: pair[0])
         ]
     return results
+
+
+@dataclass(slots=True)
+class _WireCall:
+    """A tool call of the stream as litellm's deltas key it, by (choice, wire index): what
+    ``stream_chunk_builder`` keeps of it (the last id and name its deltas carried)."""
+
+    position: int
+    """Its place among its choice's calls, in order of first appearance."""
+    id: Any = None
+    name: Any = None
+
+
+def _wire_calls(chunks: list[Any]) -> dict[tuple[int, int], _WireCall]:
+    seen: dict[tuple[int, int], _WireCall] = {}
+    for chunk in chunks:
+        for choice in chunk.choices:
+            for delta in getattr(choice.delta, "tool_calls", None) or ():
+                key = (choice.index, delta.index)
+                if key not in seen:
+                    seen[key] = _WireCall(sum(1 for other, _ in seen if other == choice.index))
+                seen[key].id = delta.id or seen[key].id
+                seen[key].name = _name(delta) or seen[key].name
+    return seen
+
+
+def _name(call: Any) -> Any:
+    """The function name of a delta or a rebuilt call, or its custom tool's name."""
+    function = getattr(call, "function", None)
+    return getattr(function, "name", None) or getattr(getattr(call, "custom", None), "name", None)
+
+
+def _positions(seen: dict[tuple[int, int], _WireCall], choice: int, calls: list[Any]) -> list[int]:
+    """The position of each of a choice's rebuilt ``calls``. ``stream_chunk_builder`` lists
+    the calls it keeps in wire-index order (``streaming_chunk_builder_utils.py``: sorted keys),
+    which is not the order of first appearance when a later call has a lower index: each call
+    is matched, in that order, to the next wire call with its id and name. A call that matches
+    none is numbered after every call of the stream."""
+    wires = [seen[key] for key in sorted(key for key in seen if key[0] == choice)]
+    unmatched = count(len(wires))
+    positions = []
+    start = 0
+    for call in calls:
+        found = next(
+            (
+                n
+                for n in range(start, len(wires))
+                if (wires[n].id, wires[n].name) == (call.id, _name(call))
+            ),
+            None,
+        )
+        if found is None:
+            positions.append(next(unmatched))
+        else:
+            positions.append(wires[found].position)
+            start = found + 1
+    return positions
 
 
 def _result(choice: int, index: int, call: Any, rejected: str | None) -> dict[str, Any]:

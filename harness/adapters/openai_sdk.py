@@ -31,9 +31,13 @@ Paths below are in the installed SDK (``openai/…``).
   has no notion of a rejected call, and its events name no choice, so several choices cannot be
   told apart.
 
-The tools are offered as plain function tools (no ``strict``), as most users declare them: the
-SDK then parses no arguments (``parse_function_tool_arguments`` returns None) and hands back
-their text only. Every result comes out when the stream has ended (see ``_http``).
+The function tools are offered plain (no ``strict``), as most users declare them, and custom
+tools as chat-completions custom tools with their format: the SDK then parses no arguments
+(``parse_function_tool_arguments`` returns None) and hands back their text only. A custom tool
+call (``"type": "custom"``) is folded into the SDK's function-call model, its ``custom``
+payload kept as a plain dict: the adapter reads its name and input there
+(``get_final_completion()`` itself logs it by attribute and raises). Every result comes out
+when the stream has ended (see ``_http``).
 """
 
 from __future__ import annotations
@@ -48,7 +52,15 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 from callstream.reference import Tool
 
 from ..declaration import Declaration
-from ._http import MESSAGES, TIMEOUT, HttpAdapter, call_result, in_band_error, openai_tools
+from ._http import (
+    MESSAGES,
+    TIMEOUT,
+    HttpAdapter,
+    call_result,
+    custom_result,
+    in_band_error,
+    openai_tools,
+)
 
 __all__ = [
     "OpenAIDoneEvents",
@@ -84,9 +96,9 @@ def _request(model: str, tools: Sequence[Tool]) -> dict[str, Any]:
 def _final_calls(completion: Any) -> list[dict[str, Any]]:
     """The calls of a final completion, as the caller runs them."""
     return [
-        call_result(choice.index, index, call_id, name, text)
+        _result(choice.index, index, call)
         for choice in completion.choices
-        for index, (call_id, name, text) in enumerate(_calls(choice.message))
+        for index, call in enumerate(_calls(choice.message))
     ]
 
 
@@ -94,28 +106,40 @@ def _refused(completion: Any, reason: str) -> list[dict[str, Any]]:
     """Every call of a completion the SDK refused, rejected: a choice that ended on ``length``
     or ``content_filter`` for that, the others for ``reason`` (the exception took them too)."""
     return [
-        call_result(
-            choice.index,
-            index,
-            call_id,
-            name,
-            text,
-            rejected=_REFUSED.get(choice.finish_reason or "", reason),
+        _result(
+            choice.index, index, call, rejected=_REFUSED.get(choice.finish_reason or "", reason)
         )
         for choice in (completion.choices if completion is not None else ())
-        for index, (call_id, name, text) in enumerate(_calls(choice.message))
+        for index, call in enumerate(_calls(choice.message))
     ]
 
 
-def _calls(message: Any) -> list[tuple[Any, Any, Any]]:
-    """(id, name, argument text) of each call of an assistant message: its tool calls, then a
-    legacy ``function_call``, which the SDK folds into its own field (it has no id)."""
-    calls = [
-        (call.id, call.function.name, call.function.arguments) for call in message.tool_calls or ()
-    ]
+def _calls(message: Any) -> list[tuple[str, Any, Any, Any]]:
+    """(kind, id, name, text) of each call of an assistant message: its tool calls, then a
+    legacy ``function_call``, which the SDK folds into its own field (it has no id). A custom
+    call's text is its input."""
+    calls = [_call(call) for call in message.tool_calls or ()]
     if message.function_call is not None:
-        calls.append((None, message.function_call.name, message.function_call.arguments))
+        function = message.function_call
+        calls.append(("function", None, function.name, function.arguments))
     return calls
+
+
+def _call(call: Any) -> tuple[str, Any, Any, Any]:
+    if call.type != "custom":
+        return "function", call.id, call.function.name, call.function.arguments
+    # The snapshot folds a custom call into the SDK's function-call model, which has no custom
+    # field: its payload stays the dict the deltas built (a typed message has an object).
+    payload = call.custom if isinstance(call.custom, dict) else call.custom.model_dump()
+    return "custom", call.id, payload.get("name"), payload.get("input")
+
+
+def _result(
+    choice: int, index: int, call: tuple[str, Any, Any, Any], rejected: str | None = None
+) -> dict[str, Any]:
+    kind, call_id, name, text = call
+    made = custom_result if kind == "custom" else call_result
+    return made(choice, index, call_id, name, text, rejected=rejected)
 
 
 class OpenAIStreamHelper(HttpAdapter):
