@@ -1155,7 +1155,7 @@ def describe(result: FuzzResult) -> str:
         name = case.scenario if result.scenario is None else result.scenario.id
         after = "" if result.found_after is None else f" after {result.found_after} examples"
         lines.append(f"FOUND {name} [{case.profile}-{case.splitting}]{after}, then shrunk")
-        lines += [f"  {f.check} ({', '.join(f.rules)}): {f.message}" for f in case.failures]
+        lines += [f"  {f.check} ({f.pointer}): {f.message}" for f in case.failures]
         if case.repro:
             lines += ["repro:", case.repro]
         if result.regression is not None:

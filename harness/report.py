@@ -1172,7 +1172,12 @@ def _html_meta(header: Mapping[str, Any], footer: Mapping[str, Any] | None, scen
         facts.append(("finished", "<strong>no: the report has no footer</strong>"))
     facts += [
         ("command", f"<code>{_h(shlex.join(header['argv']))}</code>"),
-        ("filter", f"<code>{_h(json.dumps(header['filter'], sort_keys=True))}</code>"),
+        (
+            "filter",
+            "none: every scenario"
+            if header["filter"] is None
+            else f"<code>-k {_h(shlex.quote(str(header['filter'])))}</code>",
+        ),
         (
             "harness",
             f"callstream {_h(header['callstream'])} · Python {_h(header['python'])} · "
