@@ -391,9 +391,10 @@ def test_run_goes_on_when_the_implementation_only_misbehaves(
     impl = MISSHAPEN + "raises_always"
     code = main(["run", "--jobs", "1", "--impl", impl, "--out", str(tmp_path / "r"), CORPUS])
     assert code == 1
-    assert "no_crash: the implementation raised RuntimeError: misshapen: feed() raised" in (
-        capsys.readouterr().out
-    )
+    assert (
+        "no_crash (V6; callstream explain V6): the implementation raised RuntimeError: "
+        "misshapen: feed() raised"
+    ) in capsys.readouterr().out
 
 
 def test_the_pytest_plugin_refuses_a_wrong_shape_at_configure_time(

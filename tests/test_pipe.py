@@ -337,13 +337,14 @@ def test_validate_protocol_catches_an_answer_the_schema_rejects(
     args = ["run", "--jobs", "1", "--impl", impl, "-k", "trigger", str(CORPUS)]
     assert main([*args, "--out", str(tmp_path / "plain")]) == 1
     assert (
-        "contract: call 0 of choice 0 has status 'done', which is not in the contract"
-        in capsys.readouterr().out
+        "contract (V6; callstream explain V6): call 0 of choice 0 has status 'done', which is not "
+        "in the contract" in capsys.readouterr().out
     )
     assert main([*args, "--out", str(tmp_path / "checked"), "--validate-protocol"]) == 1
     out = capsys.readouterr().out
     assert (
-        "no_crash: the implementation raised ProtocolError: the program answered feed with a "
+        "no_crash (V6; callstream explain V6): the implementation raised ProtocolError: the "
+        "program answered feed with a "
         "message that breaks the schema at $.results[0].status: 'done' is not one of "
         '[\'ready\', \'rejected\']: \'{"seq": 1, "results": [{"choice": 0, ' in out
     )
