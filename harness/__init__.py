@@ -58,7 +58,7 @@ if TYPE_CHECKING:
         tool_message,
     )
     from .render import render
-    from .report import ReportWriter, load_report, render_reports
+    from .reports import ReportWriter, load_report, render_reports
     from .route_checks import ROUTE_CHECKS, RouteFinding, check_probe
     from .runner import RunSummary, run
     from .scenario import LoadResult, ScenarioError, default_corpus, load_scenarios
@@ -146,9 +146,9 @@ _WHERE = {
     "PlanError": "errors",
     "expect": "oracle",
     "render": "render",
-    "ReportWriter": "report",
-    "load_report": "report",
-    "render_reports": "report",
+    "ReportWriter": "reports",
+    "load_report": "reports",
+    "render_reports": "reports",
     "ROUTE_CHECKS": "route_checks",
     "RouteFinding": "route_checks",
     "check_probe": "route_checks",

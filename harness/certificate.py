@@ -30,16 +30,16 @@ from typing import Any, Literal
 from .case import CaseResult, format_repro
 from .cassette import Recording
 from .checks import Failure
-from .report import (
-    _SYMBOL,
+from .reports import (
+    SYMBOL,
     ReportWriter,
-    _h,
-    _md,
-    _md_block,
-    _md_code,
-    _plural,
-    _visible,
+    h,
+    md,
+    md_block,
+    md_code,
     page_head,
+    plural,
+    visible,
     write_files,
 )
 from .route_checks import ROUTE_CHECKS, SEVERITIES, RouteFinding, Timing
@@ -408,11 +408,11 @@ def _runs_text(finding: CertificateFinding) -> str:
 def _markdown(certificate: Certificate) -> str:
     counts = certificate.counts()
     out = [
-        f"# callstream certificate: {_md(certificate.model)} — {_WORDS[certificate.verdict]}",
+        f"# callstream certificate: {md(certificate.model)} — {_WORDS[certificate.verdict]}",
         "",
-        f"Route {_md_code(certificate.base_url)} · model {_md_code(certificate.model)} · "
-        f"{_md(certificate.profile)} profile · {_md(certificate.date)} · callstream "
-        f"{_md(certificate.callstream)} · {certificate.elapsed:.1f} s",
+        f"Route {md_code(certificate.base_url)} · model {md_code(certificate.model)} · "
+        f"{md(certificate.profile)} profile · {md(certificate.date)} · callstream "
+        f"{md(certificate.callstream)} · {certificate.elapsed:.1f} s",
         "",
         f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} notes"
         + (f", {counts['flaky']} flaky" if counts["flaky"] else "")
@@ -425,12 +425,12 @@ def _markdown(certificate: Certificate) -> str:
     ]
     for check in certificate.checks():
         out.append(
-            f"| {_check_symbol(check['status'])} {check['status']} | {_md_code(check['name'])} | "
-            f"{_md(check['title'])} | {check['errors']} | {check['warnings']} | {check['notes']} |"
+            f"| {_check_symbol(check['status'])} {check['status']} | {md_code(check['name'])} | "
+            f"{md(check['title'])} | {check['errors']} | {check['warnings']} | {check['notes']} |"
         )
     if certificate.skipped:
         out += ["", "## Not run", ""]
-        out += [f"- {_md_code(probe)}: {_md(reason)}" for probe, reason in certificate.skipped]
+        out += [f"- {md_code(probe)}: {md(reason)}" for probe, reason in certificate.skipped]
     findings = certificate.findings
     if findings:
         out += ["", "## Findings", ""]
@@ -439,21 +439,21 @@ def _markdown(certificate: Certificate) -> str:
             quirk = f" [{first.quirk}]" if first.quirk else ""
             runs = _runs_text(finding)
             out += [
-                f"### {_SEVERITY_SYMBOL[first.severity]} {first.severity}: {_md_code(first.check)}"
-                f"{_md(quirk)} {_md(first.title)}",
+                f"### {_SEVERITY_SYMBOL[first.severity]} {first.severity}: {md_code(first.check)}"
+                f"{md(quirk)} {md(first.title)}",
                 "",
-                f"Probe {_md_code(first.probe)}, {'streamed' if first.stream else 'non-streaming'}"
+                f"Probe {md_code(first.probe)}, {'streamed' if first.stream else 'non-streaming'}"
                 f" answer"
-                + (f", {_md(runs)}" if runs else "")
+                + (f", {md(runs)}" if runs else "")
                 + (f", byte {first.offset}" if first.offset is not None else "")
-                + (f", cassette {_md_code(finding.cassette)}" if finding.cassette else "")
+                + (f", cassette {md_code(finding.cassette)}" if finding.cassette else "")
                 + ".",
                 "",
-                _md(first.detail),
+                md(first.detail),
                 "",
             ]
             if first.excerpt:
-                out += [_md_block(_visible(first.excerpt)), ""]
+                out += [md_block(visible(first.excerpt)), ""]
     if out[-1]:
         out.append("")
     out += [
@@ -466,7 +466,7 @@ def _markdown(certificate: Certificate) -> str:
     for run in certificate.runs:
         t = run.stream
         out.append(
-            f"| {_md_code(run.probe)} | {run.repeat} | {_seconds(t.first_byte)} | "
+            f"| {md_code(run.probe)} | {run.repeat} | {_seconds(t.first_byte)} | "
             f"{_seconds(t.first_event)} | {_seconds(t.max_gap)} | {_seconds(t.total)} | "
             f"{t.bytes} | {t.events} | {t.comments} | {len(run.findings)} |"
         )
@@ -490,7 +490,7 @@ def _html(certificate: Certificate) -> str:
     counts = certificate.counts()
     verdict = certificate.verdict
     tone = _TONE[verdict]
-    headline = f"{_SYMBOL[tone]} {_WORDS[verdict]}"
+    headline = f"{SYMBOL[tone]} {_WORDS[verdict]}"
     tiles = (
         "".join(
             f'<div class="tile {_SEVERITY_TONE[severity]}"><b>{counts[severity]}</b>'
@@ -500,17 +500,17 @@ def _html(certificate: Certificate) -> str:
         + f'<div class="tile errored"><b>{counts["flaky"]}</b>~ flaky</div>'
     )
     facts = [
-        ("route", f"<code>{_h(certificate.base_url)}</code>"),
-        ("model", f"<code>{_h(certificate.model)}</code>"),
-        ("profile", _h(certificate.profile)),
-        ("date", _h(certificate.date)),
-        ("callstream", _h(certificate.callstream)),
-        ("runs", f"{_plural(len(certificate.runs), 'run')} in {certificate.elapsed:.1f} s"),
+        ("route", f"<code>{h(certificate.base_url)}</code>"),
+        ("model", f"<code>{h(certificate.model)}</code>"),
+        ("profile", h(certificate.profile)),
+        ("date", h(certificate.date)),
+        ("callstream", h(certificate.callstream)),
+        ("runs", f"{plural(len(certificate.runs), 'run')} in {certificate.elapsed:.1f} s"),
         ("exit code", str(certificate.exit_code)),
     ]
     rows = "".join(
         f'<tr><td class="sym {_CHECK_TONE[c["status"]]}">{_check_symbol(c["status"])}</td>'
-        f"<th scope=row><code>{_h(c['name'])}</code></th><td>{_h(c['title'])}</td>"
+        f"<th scope=row><code>{h(c['name'])}</code></th><td>{h(c['title'])}</td>"
         f'<td class="n">{c["errors"]}</td><td class="n">{c["warnings"]}</td>'
         f'<td class="n">{c["notes"]}</td></tr>'
         for c in certificate.checks()
@@ -519,8 +519,8 @@ def _html(certificate: Certificate) -> str:
         *page_head(f"callstream certificate: {certificate.model} — {_WORDS[verdict]}"),
         "<body>",
         "<header>",
-        f'<h1>callstream certificate <span class="impl">· {_h(certificate.model)}</span></h1>',
-        f'<p class="verdict {tone}">{_h(headline)}</p>',
+        f'<h1>callstream certificate <span class="impl">· {h(certificate.model)}</span></h1>',
+        f'<p class="verdict {tone}">{h(headline)}</p>',
         f'<div class="tiles">{tiles}</div>',
         '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts) + "</dl>",
         "</header>",
@@ -533,7 +533,7 @@ def _html(certificate: Certificate) -> str:
         _html_findings(certificate),
         _html_probes(certificate),
         "</main>",
-        f"<footer>Written by callstream {_h(certificate.callstream)}; the data is in "
+        f"<footer>Written by callstream {h(certificate.callstream)}; the data is in "
         "certificate.json, the recordings in cassettes/.</footer>",
         "</body>",
         "</html>",
@@ -545,7 +545,7 @@ def _html_skipped(certificate: Certificate) -> str:
     if not certificate.skipped:
         return ""
     items = "".join(
-        f"<li><code>{_h(probe)}</code>: {_h(reason)}</li>" for probe, reason in certificate.skipped
+        f"<li><code>{h(probe)}</code>: {h(reason)}</li>" for probe, reason in certificate.skipped
     )
     return f'<section id="not-run"><h2>Not run</h2><ul>{items}</ul></section>'
 
@@ -559,24 +559,24 @@ def _html_findings(certificate: Certificate) -> str:
         first = finding.first
         quirk = f" [{first.quirk}]" if first.quirk else ""
         facts = [
-            f"probe <code>{_h(first.probe)}</code>",
+            f"probe <code>{h(first.probe)}</code>",
             "streamed answer" if first.stream else "non-streaming answer",
         ]
         runs = _runs_text(finding)
         if runs:
-            facts.append(_h(runs))
+            facts.append(h(runs))
         if first.offset is not None:
             facts.append(f"byte {first.offset}")
         if finding.cassette:
-            facts.append(f"<code>{_h(finding.cassette)}</code>")
-        excerpt = f"<pre>{_h(first.excerpt)}</pre>" if first.excerpt else ""
+            facts.append(f"<code>{h(finding.cassette)}</code>")
+        excerpt = f"<pre>{h(first.excerpt)}</pre>" if first.excerpt else ""
         flaky = ' <span class="cell errored">flaky</span>' if finding.flaky else ""
         blocks.append(
             f'<details class="group {_SEVERITY_TONE[first.severity]}" open><summary>'
             f'<span class="sym">{_SEVERITY_SYMBOL[first.severity]}</span> '
-            f"<code>{_h(first.check)}</code>{_h(quirk)} {_h(first.title)}{flaky}"
-            f'<span class="where">{_h(first.probe)}</span></summary>'
-            f'<div class="body"><p>{_h(first.detail)}</p>{excerpt}'
+            f"<code>{h(first.check)}</code>{h(quirk)} {h(first.title)}{flaky}"
+            f'<span class="where">{h(first.probe)}</span></summary>'
+            f'<div class="body"><p>{h(first.detail)}</p>{excerpt}'
             f'<p class="facts">{" · ".join(facts)}</p></div></details>'
         )
     return f'<section id="findings"><h2>Findings ({len(findings)})</h2>{"".join(blocks)}</section>'
@@ -584,7 +584,7 @@ def _html_findings(certificate: Certificate) -> str:
 
 def _html_probes(certificate: Certificate) -> str:
     rows = "".join(
-        f"<tr><td><code>{_h(run.probe)}</code></td><td class='n'>{run.repeat}</td>"
+        f"<tr><td><code>{h(run.probe)}</code></td><td class='n'>{run.repeat}</td>"
         + "".join(
             f"<td class='n'>{html.escape(_seconds(value))}</td>"
             for value in (
@@ -596,7 +596,7 @@ def _html_probes(certificate: Certificate) -> str:
         )
         + f"<td class='n'>{run.stream.bytes}</td><td class='n'>{run.stream.events}</td>"
         f"<td class='n'>{run.stream.comments}</td><td class='n'>{len(run.findings)}</td>"
-        f"<td>{' '.join(f'<code>{_h(c)}</code>' for c in run.cassettes)}</td></tr>"
+        f"<td>{' '.join(f'<code>{h(c)}</code>' for c in run.cassettes)}</td></tr>"
         for run in certificate.runs
     )
     return (

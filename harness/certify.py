@@ -56,7 +56,7 @@ from .cassette import (
 from .certificate import Certificate, ProbeRun
 from .errors import UsageError
 from .probes import Probe
-from .report import _version
+from .reports import callstream_version
 from .route_checks import RouteFinding, check_probe, timing_of
 from .scrub import Scrubber, secrets_of_url
 
@@ -133,7 +133,7 @@ def certify(
     started = time.monotonic()
     shown_url = scrubber.url(target.base_url)
     context = {
-        "callstream": _version(),
+        "callstream": callstream_version(),
         "session": _now(),
         "route": {"base_url": shown_url, "model": target.model},
         "profile": profile,
@@ -229,7 +229,7 @@ def replay(
         model=str(route.get("model", "?")),
         profile=profile or first.context.get("profile", "lenient"),
         date=str(first.context.get("session", "?")),
-        callstream=_version(),
+        callstream=callstream_version(),
         runs=tuple(runs),
         elapsed=time.monotonic() - started,
     )

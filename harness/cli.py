@@ -38,7 +38,7 @@ from .implementations import DEFAULT
 from .lint import lint
 from .merge import merge_command
 from .regressions import REGRESSIONS
-from .report import new_run_folder
+from .reports import new_run_folder
 from .runner import _INTERRUPTED, default_timeout, run_command
 from .scenario import corpus_paths, load_scenarios
 from .shard import Shard

@@ -70,7 +70,7 @@ from .errors import HarnessError, ImplementationExit, StreamTimeout, UsageError
 from .processes import WorkerContext, worker_context
 from .regressions import REGRESSIONS, regression_id, write_regression
 from .render import render
-from .report import ReportWriter, new_run_folder
+from .reports import ReportWriter, new_run_folder
 from .spec import Scenario, Splitting, StreamSpec
 from .split import chunkings
 

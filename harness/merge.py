@@ -6,7 +6,7 @@ Theory of operation: each shard of a run (``callstream run --shard K/N``, see
 results of shards 1, 2, … N put end to end are the results a single run writes, in its order.
 The merged ``report.jsonl`` is that: a header for the whole run, every shard's result lines as
 they were written, and a footer whose counts, exit code and ``stopped_early`` are those of the
-merged results; every other format is rendered from it by :func:`callstream.report.write_report`,
+merged results; every other format is rendered from it by :func:`callstream.reports.write_report`,
 as after a run. Reports that are not shards of one run are refused: another implementation,
 another callstream, another shard count or another selection (different scenarios, splittings
 or ``-k``); so is a shard given twice or a case in two reports. A missing shard, or one whose
@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 from .case import OUTCOMES
 from .errors import UsageError
-from .report import Report, load_report, write_report
+from .reports import Report, load_report, write_report
 
 __all__ = ["Merged", "ShardReport", "merge_command", "merge_reports", "read_shard"]
 

@@ -172,7 +172,7 @@ class _Collection:
     def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
         """The failing scenarios, one line each with the splittings that failed and the
         command that reruns the scenario, as ``callstream run`` prints them."""
-        from .report import failing_scenarios
+        from .reports import failing_scenarios
         from .runner import describe_failing
 
         numbered = [
@@ -272,7 +272,7 @@ class CaseItem(pytest.Item):
         """The failed checks, the repro and the command that reruns this item, rather than a
         traceback through the harness."""
         if isinstance(excinfo.value, CaseFailed):
-            from .report import rerun_command
+            from .reports import rerun_command
             from .runner import explain
 
             again = rerun_command(_rerun_words(self.config), self.case.name)

@@ -59,7 +59,7 @@ from .processes import (
     kill_tree,
     worker_context,
 )
-from .report import ReportWriter, failing_scenarios, new_run_folder, rerun_command
+from .reports import ReportWriter, failing_scenarios, new_run_folder, rerun_command
 from .scenario import corpus_paths, load_scenarios
 from .shard import Shard
 from .spec import Scenario, Splitting
@@ -147,7 +147,7 @@ def select_scenarios(scenarios: Sequence[Scenario], expression: str) -> list[Sce
 
 
 class ReportSink(Protocol):
-    """Where a run writes its report lines (:class:`callstream.report.ReportWriter`)."""
+    """Where a run writes its report lines (:class:`callstream.reports.ReportWriter`)."""
 
     def header(self, fields: Mapping[str, Any]) -> None:
         """The first line: what runs, on what (the writer adds times, versions, platform)."""
@@ -357,7 +357,7 @@ def rerun_words(
 ) -> list[str]:
     """The command line of ``callstream run`` on ``impl`` with the scenario ``paths`` and the
     ``--scenarios`` files as given (and ``--timeout`` when one was given): add ``-k`` to run
-    one scenario again (:func:`callstream.report.rerun_command`)."""
+    one scenario again (:func:`callstream.reports.rerun_command`)."""
     words = ["callstream", "run", "--impl", impl]
     for path in scenarios:
         words += ["--scenarios", path]

@@ -16,7 +16,7 @@ from callstream.cli import _parser, main
 from callstream.completion import completion_script
 from callstream.connect import load_implementation
 from callstream.fuzz import fuzz
-from callstream.report import load_report
+from callstream.reports import load_report
 
 MUTANT = "py:tests.mutants.releases_when_text_parses:factory"
 CUT = "oc-l-finish-length-mid-arguments"

@@ -20,7 +20,7 @@ from callstream.fuzz import database_for, fuzz, minimise, settings_for
 from callstream.reference import Limits, Tool
 from callstream.regressions import write_regression
 from callstream.render import render
-from callstream.report import load_report
+from callstream.reports import load_report
 from callstream.scenario import load_scenarios
 from callstream.spec import CallPlan, Splitting, StreamSpec
 

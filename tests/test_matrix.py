@@ -15,7 +15,7 @@ from callstream.checks import Failure
 from callstream.cli import main
 from callstream.errors import UsageError
 from callstream.matrix import MATRIX_SPLITTINGS, render_matrix, with_splittings
-from callstream.report import ReportWriter
+from callstream.reports import ReportWriter
 from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
 from tests.helpers import NOW
 

@@ -17,7 +17,7 @@ from callstream.cli import main
 from callstream.errors import UsageError
 from callstream.implementations import DEFAULT
 from callstream.merge import merge_command, merge_reports, read_shard
-from callstream.report import load_report
+from callstream.reports import load_report
 from callstream.runner import run_command
 from callstream.shard import Shard
 

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-import callstream.report as report_module
+import callstream.reports.html as report_module
 from callstream.case import CaseResult, run_case, splittings_of
 from callstream.checks import Failure
 from callstream.errors import HarnessError, UsageError
 from callstream.reference import Limits, Tool
-from callstream.report import (
+from callstream.reports import (
     ReportWriter,
     load_report,
     new_run_folder,

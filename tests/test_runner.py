@@ -21,7 +21,7 @@ from callstream.declaration import OBSERVABLES, Declaration
 from callstream.errors import HarnessError, UsageError
 from callstream.implementations import DEFAULT
 from callstream.reference import Tool
-from callstream.report import rerun_command
+from callstream.reports import rerun_command
 from callstream.runner import (
     RunSummary,
     expand,

@@ -20,7 +20,7 @@ from callstream.cli import main
 from callstream.connect import load_implementation
 from callstream.fuzz import _InProcess, _Isolated, fuzz
 from callstream.reference import Tool
-from callstream.report import load_report
+from callstream.reports import load_report
 from callstream.scenario import load_scenarios
 from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
 from callstream.strategies import scenario_for
@@ -94,7 +94,8 @@ def test_an_implementation_that_ends_its_process_is_found_shrunk_and_saved(
     assert code == 1
     assert "FOUND" in out
     assert (
-        "no_crash (V6): the implementation ended the process running the stream (exit code 0)"
+        "no_crash (V6; callstream explain V6): the implementation ended the process running the "
+        "stream (exit code 0)"
         in out
     )
     (saved,) = regressions.iterdir()
