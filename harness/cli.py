@@ -32,14 +32,14 @@ from .assemble import READ_SIZE, AssembleRun, assemble_stream
 from .check import check_command
 from .completion import SHELLS, completion_script
 from .connect import load_implementation
-from .errors import HarnessError, UsageError, missing_extra
+from .errors import INTERRUPTED, HarnessError, UsageError, missing_extra
 from .explain import explanation
 from .implementations import DEFAULT
 from .lint import lint
 from .merge import merge_command
 from .regressions import REGRESSIONS
 from .reports import new_run_folder
-from .runner import _INTERRUPTED, default_timeout, run_command
+from .runner import default_timeout, run_command
 from .scenario import corpus_paths, load_scenarios
 from .shard import Shard
 from .tools import load_tools
@@ -71,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         print("callstream: interrupted", file=sys.stderr)
-        return _INTERRUPTED
+        return INTERRUPTED
     except Exception as exc:  # a bug in callstream: never a traceback that exits 1
         print(f"callstream: internal error: {_gist(exc)}; {_log_traceback()}", file=sys.stderr)
         return HarnessError.exit_code
@@ -750,7 +750,7 @@ def _certify_target(args: argparse.Namespace, target: Any, variable: str) -> int
         )
     except KeyboardInterrupt:
         print(f"callstream: interrupted; the cassettes so far are in {folder}", file=sys.stderr)
-        return _INTERRUPTED
+        return INTERRUPTED
     argv = [scrubber.url(word) if "://" in word else scrubber.text(word) for word in args.argv]
     write_certificate(certificate, folder, argv=argv, selection=args.probes, scrubber=scrubber)
     sys.stdout.write(certificate.summary(folder))

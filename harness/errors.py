@@ -32,6 +32,7 @@ from os import PathLike
 
 __all__ = [
     "EXTRA_OF_MODULE",
+    "INTERRUPTED",
     "HarnessError",
     "ImplementationError",
     "ImplementationExit",
@@ -47,6 +48,9 @@ __all__ = [
     "UsageError",
     "missing_extra",
 ]
+
+INTERRUPTED = 130
+"""The exit code of a command stopped by ^C (128 + SIGINT, as a shell reports it)."""
 
 _STDERR_LINES = 20
 """Lines of a program's stderr kept in its error."""

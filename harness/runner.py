@@ -49,7 +49,7 @@ from .check import check_shape, checked_before_a_run
 from .checks import CHECKS, Failure
 from .connect import load_implementation
 from .declaration import Applicability, Declaration, Implementation
-from .errors import HarnessError, UsageError
+from .errors import INTERRUPTED, HarnessError, UsageError
 from .processes import (
     WorkerContext,
     become_subreaper,
@@ -87,8 +87,6 @@ ten on a busy two-core machine; a worker that takes longer is a harness error)."
 _REAP_TIMEOUT = 5.0
 """Seconds a worker that closed its pipe may take to exit before it is killed."""
 _UNSETTLED: tuple[Outcome, ...] = ("failed", "errored")
-_INTERRUPTED = 128 + signal.SIGINT
-"""The shell's exit code for a run stopped by ^C."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,7 +340,7 @@ def run_command(
             )
         except KeyboardInterrupt:
             print(f"callstream: interrupted; the partial report is in {folder}", file=stderr)
-            return _INTERRUPTED
+            return INTERRUPTED
         writer.render()
     stdout.write(format_summary(summary, folder, again))
     return summary.exit_code

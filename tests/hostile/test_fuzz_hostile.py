@@ -95,8 +95,7 @@ def test_an_implementation_that_ends_its_process_is_found_shrunk_and_saved(
     assert "FOUND" in out
     assert (
         "no_crash (V6; callstream explain V6): the implementation ended the process running the "
-        "stream (exit code 0)"
-        in out
+        "stream (exit code 0)" in out
     )
     (saved,) = regressions.iterdir()
     (scenario,) = load_scenarios([saved]).scenarios
