@@ -29,9 +29,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import inspect
-import os
 import signal
-import threading
 import time
 import traceback
 from collections.abc import Collection, Iterable, Iterator, Mapping
@@ -49,11 +47,9 @@ from .declaration import Declaration, Implementation
 from .errors import HarnessError, StreamTimeout, UsageError
 from .processes import (
     WorkerContext,
-    become_subreaper,
-    exit_with_parent,
-    keep,
     kill_group,
     kill_tree,
+    start_worker,
     worker_context,
 )
 from .render import render
@@ -555,14 +551,7 @@ def _serve(connectable: str, conn: Connection) -> None:
     """The checking process: load the implementation, then send what each probe showed. On
     Linux the process called splits first, as a run's worker does: it stays behind as the
     keeper of the rest, so nothing the implementation starts outlives the check."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the command's; it ends this process
-    os.setpgid(0, 0)
-    if become_subreaper():
-        server = os.fork()
-        if server:
-            conn.close()  # the command sees the pipe close when the serving process ends
-            keep(server)
-    threading.Thread(target=exit_with_parent, daemon=True).start()
+    start_worker(conn)
     try:
         implementation = load_implementation(connectable)
     except UsageError as exc:

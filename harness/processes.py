@@ -26,7 +26,9 @@ import os
 import secrets
 import signal
 import sys
+import threading
 from collections.abc import Iterator
+from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext, SpawnContext
 from pathlib import Path
 from typing import NoReturn
@@ -41,6 +43,7 @@ __all__ = [
     "kill_tree",
     "new_scope",
     "reap_children",
+    "start_worker",
     "worker_context",
 ]
 
@@ -93,6 +96,22 @@ def exit_with_parent() -> None:
     if parent is not None:
         parent.join()
         os._exit(1)
+
+
+def start_worker(conn: Connection) -> None:
+    """Make this process a worker that runs an implementation: ^C is left to the parent, the
+    worker leads its own process group, and it ends when its parent does. On Linux the process
+    splits first: the one called stays behind as the keeper of whatever the implementation
+    starts (:func:`keep`, which never returns) and its child returns here to serve, so the
+    parent sees ``conn`` close when the serving process ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.setpgid(0, 0)
+    if become_subreaper():
+        server = os.fork()
+        if server:
+            conn.close()
+            keep(server)
+    threading.Thread(target=exit_with_parent, daemon=True).start()
 
 
 def kill_group(pgid: int) -> None:

@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import signal
-import threading
 import time
 import traceback
 from collections import deque
@@ -52,11 +50,9 @@ from .declaration import Applicability, Declaration, Implementation
 from .errors import INTERRUPTED, HarnessError, UsageError
 from .processes import (
     WorkerContext,
-    become_subreaper,
-    exit_with_parent,
-    keep,
     kill_group,
     kill_tree,
+    start_worker,
     worker_context,
 )
 from .reports import ReportWriter, failing_scenarios, new_run_folder, rerun_command
@@ -688,14 +684,7 @@ def _stop(workers: list[_Worker]) -> None:
 def _serve(connectable: str, conn: Connection) -> None:
     """A worker process: load the implementation, then run each case it is sent until None.
     On Linux the process called splits first: it stays behind as the keeper of the rest."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the parent's; it stops its workers
-    os.setpgid(0, 0)
-    if become_subreaper():
-        server = os.fork()
-        if server:
-            conn.close()  # the parent sees the pipe close when the serving process ends
-            keep(server)
-    threading.Thread(target=exit_with_parent, daemon=True).start()
+    start_worker(conn)
     try:
         implementation = load_implementation(connectable)
     except UsageError as exc:
