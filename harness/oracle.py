@@ -27,9 +27,8 @@ from .errors import PlanError
 from .render import Rendered
 from .spec import CallPlan, Expected, ExpectedCall, StreamSpec
 
-__all__ = ["PROFILES", "expect"]
+__all__ = ["expect"]
 
-PROFILES = ("lenient", "strict")
 _COMPLETING = {"tool_calls", "stop", "function_call"}
 _MARKUP = ("<tool_call>", "[TOOL_CALLS]", "<|tool_call")
 

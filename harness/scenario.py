@@ -33,8 +33,9 @@ from callstream.reference import Limits, Tool, ToolSchemaError
 from callstream.reference.validate import input_format, validator_for
 
 from .cassette import cassette_scenario, is_cassette
+from .declaration import PROFILES
 from .errors import NotAStream, PlanError, UsageError
-from .oracle import PROFILES, expect
+from .oracle import expect
 from .render import render
 from .rules import OPENAI_CHAT_QUIRKS, RULES
 from .spec import (

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from callstream.reference import Limits, Tool
 
-from ..oracle import PROFILES, expect
+from ..declaration import PROFILES
+from ..oracle import expect
 from ..render import render
 from ..rules import OPENAI_CHAT_QUIRKS, RULES
 from ..spec import (

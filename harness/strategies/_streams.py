@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from callstream.reference import Limits, Tool
 
+from ..declaration import PROFILES
 from ..errors import PlanError
-from ..oracle import PROFILES, expect
+from ..oracle import expect
 from ..render import render
 from ..spec import (
     CallPlan,
