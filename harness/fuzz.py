@@ -33,7 +33,6 @@ import math
 import multiprocessing
 import os
 import pickle
-import shlex
 import signal
 import tempfile
 import threading
@@ -68,7 +67,7 @@ from .connect import load_implementation
 from .declaration import Implementation
 from .errors import HarnessError, ImplementationExit, StreamTimeout, UsageError
 from .processes import WorkerContext, worker_context
-from .regressions import REGRESSIONS, regression_id, write_regression
+from .regressions import REGRESSIONS, regression_id, reproduce_command, write_regression
 from .render import render
 from .reports import ReportWriter, new_run_folder
 from .spec import Scenario, Splitting, StreamSpec
@@ -1159,8 +1158,8 @@ def describe(result: FuzzResult) -> str:
         if case.repro:
             lines += ["repro:", case.repro]
         if result.regression is not None:
-            rerun = shlex.join(["callstream", "run", "--impl", result.implementation])
-            lines.append(f"saved: {result.regression} ({rerun} {result.regression} reproduces it)")
+            rerun = reproduce_command(result.regression, result.implementation)
+            lines.append(f"saved: {result.regression} ({rerun} reproduces it)")
     if result.report is not None:
         lines.append(f"report: {result.report}")
     return "\n".join(lines)

@@ -35,7 +35,13 @@ from callstream.reference import Tool
 from .scenario import load_scenarios, scenario_schema
 from .spec import CallPlan, Expected, ExpectedCall, Scenario, Splitting, StreamSpec
 
-__all__ = ["REGRESSIONS", "regression_id", "scenario_to_yaml", "write_regression"]
+__all__ = [
+    "REGRESSIONS",
+    "regression_id",
+    "reproduce_command",
+    "scenario_to_yaml",
+    "write_regression",
+]
 
 REGRESSIONS = Path("scenarios/regressions")
 """Where shrunk finds are kept, relative to the checkout (part of the default corpus)."""
@@ -81,8 +87,7 @@ def scenario_to_yaml(
         f"Regression {scenario.id}: a shrunk failure kept as a scenario (the Hypothesis example",
         "database is a cache that upgrades may drop; this file is the record).",
         *(f"Found by: {note}" for note in notes),
-        "Reproduce: "
-        + shlex.join(["callstream", "run", str(shown), "--impl", implementation or "CONNECTABLE"]),
+        f"Reproduce: {reproduce_command(shown, implementation or 'CONNECTABLE')}",
         "Keep the stream as it is; the title and rules may be edited, the id is never reused.",
     ]
     comment = "".join(f"# {_visible(line)}\n" for line in header)
@@ -95,6 +100,13 @@ def scenario_to_yaml(
         width=1 << 30,
     )
     return comment + body
+
+
+def reproduce_command(path: Path, implementation: str) -> str:
+    """The shell command that runs the regression at ``path`` on ``implementation`` (a
+    connectable), quoted for a POSIX shell: what a saved file's header and ``callstream fuzz``
+    both print."""
+    return shlex.join(["callstream", "run", str(path), "--impl", implementation])
 
 
 def write_regression(
