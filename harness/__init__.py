@@ -11,23 +11,39 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .adapters import load_adapter
-    from .assemble import AssembleRun, assemble_stream
-    from .case import CaseResult, run_case
-    from .cassette import Recording, cassette_scenario, load_cassette, write_cassette
-    from .certificate import Certificate, write_certificate
-    from .certify import Target, certify, replay
-    from .checks import CHECKS, Check, Failure, run_checks
-    from .connect import load_implementation
-    from .declaration import OBSERVABLES, Declaration, Implementation
+    from .certification.certificate import Certificate, write_certificate
+    from .certification.certifying import Target, certify, replay
+    from .certification.probes import Probe, load_probes
+    from .certification.route_checks import ROUTE_CHECKS, RouteFinding, check_probe
+    from .connect.adapters import load_adapter
+    from .connect.connectables import load_implementation
+    from .connect.pipe import CommandFactory, load_command
+    from .core.case import CaseResult, run_case
+    from .core.checks import CHECKS, Check, Failure, run_checks
+    from .core.declaration import OBSERVABLES, Declaration, Implementation
+    from .core.observation import Observation, Observed, observe
+    from .core.oracle import expect
+    from .core.rendering import render
+    from .core.spec import (
+        CallPlan,
+        Ending,
+        Expected,
+        ExpectedCall,
+        Noise,
+        Scenario,
+        Splitting,
+        StreamSpec,
+        Transport,
+    )
+    from .core.split import DEFAULT_SPLITTINGS, chunkings
+    from .core.tools import load_tools
+    from .corpus.assemble import AssembleRun, assemble_stream
+    from .corpus.cassette import Recording, cassette_scenario, load_cassette, write_cassette
+    from .corpus.linting import lint
+    from .corpus.scenario import LoadResult, ScenarioError, default_corpus, load_scenarios
     from .emulator import ROUTES, Emulator, ProviderApp, Reply
     from .errors import HarnessError, ImplementationError, PlanError, StreamTimeout, UsageError
-    from .lint import lint
-    from .matrix import render_matrix, run_matrix
-    from .observe import Observation, Observed, observe
-    from .oracle import expect
-    from .pipe import CommandFactory, load_command
-    from .probes import Probe, load_probes
+    from .matrix.build import render_matrix, run_matrix
     from .reference import (
         DIALECTS,
         PROFILES,
@@ -57,24 +73,8 @@ if TYPE_CHECKING:
         release_order,
         tool_message,
     )
-    from .render import render
     from .reports import ReportWriter, load_report, render_reports
-    from .route_checks import ROUTE_CHECKS, RouteFinding, check_probe
-    from .runner import RunSummary, run
-    from .scenario import LoadResult, ScenarioError, default_corpus, load_scenarios
-    from .spec import (
-        CallPlan,
-        Ending,
-        Expected,
-        ExpectedCall,
-        Noise,
-        Scenario,
-        Splitting,
-        StreamSpec,
-        Transport,
-    )
-    from .split import DEFAULT_SPLITTINGS, chunkings
-    from .tools import load_tools
+    from .runner.execution import RunSummary, run
 
 _WHERE = {
     "DIALECTS": "reference",
@@ -104,73 +104,73 @@ _WHERE = {
     "rejection_message": "reference",
     "release_order": "reference",
     "tool_message": "reference",
-    "load_adapter": "adapters",
-    "AssembleRun": "assemble",
-    "assemble_stream": "assemble",
-    "CaseResult": "case",
-    "run_case": "case",
-    "Recording": "cassette",
-    "cassette_scenario": "cassette",
-    "load_cassette": "cassette",
-    "write_cassette": "cassette",
-    "Certificate": "certificate",
-    "write_certificate": "certificate",
-    "Target": "certify",
-    "certify": "certify",
-    "replay": "certify",
-    "CHECKS": "checks",
-    "Check": "checks",
-    "Failure": "checks",
-    "run_checks": "checks",
-    "Declaration": "declaration",
-    "OBSERVABLES": "declaration",
-    "Implementation": "declaration",
-    "load_implementation": "connect",
+    "load_adapter": "connect.adapters",
+    "AssembleRun": "corpus.assemble",
+    "assemble_stream": "corpus.assemble",
+    "CaseResult": "core.case",
+    "run_case": "core.case",
+    "Recording": "corpus.cassette",
+    "cassette_scenario": "corpus.cassette",
+    "load_cassette": "corpus.cassette",
+    "write_cassette": "corpus.cassette",
+    "Certificate": "certification.certificate",
+    "write_certificate": "certification.certificate",
+    "Target": "certification.certifying",
+    "certify": "certification.certifying",
+    "replay": "certification.certifying",
+    "CHECKS": "core.checks",
+    "Check": "core.checks",
+    "Failure": "core.checks",
+    "run_checks": "core.checks",
+    "Declaration": "core.declaration",
+    "OBSERVABLES": "core.declaration",
+    "Implementation": "core.declaration",
+    "load_implementation": "connect.connectables",
     "Emulator": "emulator",
     "ProviderApp": "emulator",
     "Reply": "emulator",
     "HarnessError": "errors",
     "UsageError": "errors",
-    "lint": "lint",
-    "render_matrix": "matrix",
-    "run_matrix": "matrix",
-    "Observation": "observe",
-    "Observed": "observe",
-    "observe": "observe",
+    "lint": "corpus.linting",
+    "render_matrix": "matrix.build",
+    "run_matrix": "matrix.build",
+    "Observation": "core.observation",
+    "Observed": "core.observation",
+    "observe": "core.observation",
     "StreamTimeout": "errors",
-    "CommandFactory": "pipe",
+    "CommandFactory": "connect.pipe",
     "ImplementationError": "errors",
-    "load_command": "pipe",
-    "Probe": "probes",
-    "load_probes": "probes",
+    "load_command": "connect.pipe",
+    "Probe": "certification.probes",
+    "load_probes": "certification.probes",
     "PlanError": "errors",
-    "expect": "oracle",
-    "render": "render",
+    "expect": "core.oracle",
+    "render": "core.rendering",
     "ReportWriter": "reports",
     "load_report": "reports",
     "render_reports": "reports",
-    "ROUTE_CHECKS": "route_checks",
-    "RouteFinding": "route_checks",
-    "check_probe": "route_checks",
+    "ROUTE_CHECKS": "certification.route_checks",
+    "RouteFinding": "certification.route_checks",
+    "check_probe": "certification.route_checks",
     "ROUTES": "emulator",
-    "RunSummary": "runner",
-    "run": "runner",
-    "LoadResult": "scenario",
-    "ScenarioError": "scenario",
-    "default_corpus": "scenario",
-    "load_scenarios": "scenario",
-    "CallPlan": "spec",
-    "Ending": "spec",
-    "Expected": "spec",
-    "ExpectedCall": "spec",
-    "Noise": "spec",
-    "Scenario": "spec",
-    "Splitting": "spec",
-    "StreamSpec": "spec",
-    "Transport": "spec",
-    "DEFAULT_SPLITTINGS": "split",
-    "chunkings": "split",
-    "load_tools": "tools",
+    "RunSummary": "runner.execution",
+    "run": "runner.execution",
+    "LoadResult": "corpus.scenario",
+    "ScenarioError": "corpus.scenario",
+    "default_corpus": "corpus.scenario",
+    "load_scenarios": "corpus.scenario",
+    "CallPlan": "core.spec",
+    "Ending": "core.spec",
+    "Expected": "core.spec",
+    "ExpectedCall": "core.spec",
+    "Noise": "core.spec",
+    "Scenario": "core.spec",
+    "Splitting": "core.spec",
+    "StreamSpec": "core.spec",
+    "Transport": "core.spec",
+    "DEFAULT_SPLITTINGS": "core.split",
+    "chunkings": "core.split",
+    "load_tools": "core.tools",
 }
 
 __all__ = [

@@ -145,7 +145,7 @@ class StreamTimeout(TimeoutError):
 
 class ImplementationError(Exception):
     """The program behind a ``cmd:`` connectable failed on a stream. Raised inside ``feed()``,
-    ``close()`` or the factory, so :func:`~callstream.observe.observe` records it as the
+    ``close()`` or the factory, so :func:`~callstream.core.observation.observe` records it as the
     implementation's failure, never the harness's. The message ends with the one-line summary
     (a report shows an error's last line as its gist), after what the program wrote to stderr
     during the stream.

@@ -2,7 +2,7 @@
 
 Each case (scenario × the declared profile × splitting, as ``callstream run`` plans them) is
 one item, ``callstream::oc-some-id[lenient-bytes]``, run in process with
-:func:`~callstream.case.run_case`. A failure shows the failed checks, the repro and the command
+:func:`~callstream.core.case.run_case`. A failure shows the failed checks, the repro and the command
 that reruns that item, never a traceback through the harness; the session ends with the failing
 scenarios, one line each with the splittings that failed and a rerun command, as ``callstream
 run`` prints them. A case the implementation cannot run is skipped, saying why ("not
@@ -46,9 +46,9 @@ if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr, TracebackStyle
     from _pytest.terminal import TerminalReporter
 
-    from .case import CaseResult
-    from .declaration import Implementation
-    from .runner import Case
+    from .core.case import CaseResult
+    from .core.declaration import Implementation
+    from .runner.execution import Case
 
 __all__ = ["CaseFailed", "CaseItem", "Corpus"]
 
@@ -105,8 +105,8 @@ def pytest_configure(config: pytest.Config) -> None:
         if paths:
             raise pytest.UsageError("--callstream-scenarios needs --callstream-impl")
         return
-    from .check import check_in_process, checked_before_a_run
-    from .connect import load_implementation
+    from .connect.check import check_in_process, checked_before_a_run
+    from .connect.connectables import load_implementation
     from .errors import UsageError
 
     try:
@@ -173,7 +173,7 @@ class _Collection:
         """The failing scenarios, one line each with the splittings that failed and the
         command that reruns the scenario, as ``callstream run`` prints them."""
         from .reports import failing_scenarios
-        from .runner import describe_failing
+        from .runner.execution import describe_failing
 
         numbered = [
             getattr(report, _VERDICT)
@@ -203,9 +203,9 @@ class Corpus(pytest.Collector):
 
     def collect(self) -> list[pytest.Item]:
         """One :class:`CaseItem` per case, in corpus order; scenario errors fail collection."""
+        from .corpus.scenario import default_corpus, load_scenarios
         from .errors import UsageError
-        from .runner import expand
-        from .scenario import default_corpus, load_scenarios
+        from .runner.execution import expand
 
         try:
             loaded = load_scenarios(list(self.paths) or default_corpus())
@@ -273,7 +273,7 @@ class CaseItem(pytest.Item):
         traceback through the harness."""
         if isinstance(excinfo.value, CaseFailed):
             from .reports import rerun_command
-            from .runner import explain
+            from .runner.execution import explain
 
             again = rerun_command(_rerun_words(self.config), self.case.name)
             return f"{explain(excinfo.value.result)}\nrerun: {again}"
@@ -292,7 +292,7 @@ def _timeout(config: pytest.Config) -> float:
     given: float | None = config.getoption("callstream_timeout")
     if given is not None:
         return given
-    from .runner import default_timeout
+    from .runner.execution import default_timeout
 
     return default_timeout(config.getoption("callstream_impl"))
 
@@ -320,7 +320,7 @@ def _run_within(
     """Run ``case`` in this process, interrupting any stream of it that takes longer than
     ``timeout`` seconds (it fails ``no_hang``); without a timeout where no signal timer can
     be set. A timer already running (pytest-timeout's, say) is set going again after."""
-    from .case import run_case
+    from .core.case import run_case
     from .errors import StreamTimeout
 
     if not _can_interrupt():
@@ -357,8 +357,8 @@ def _run_within(
 def _hung(case: Case, timeout: float, *, caught: bool) -> CaseResult:
     """The verdict on a case one of whose streams did not finish within ``timeout``; ``caught``
     when the implementation caught the interruption."""
-    from .case import CaseResult
-    from .checks import CHECKS, Failure
+    from .core.case import CaseResult
+    from .core.checks import CHECKS, Failure
 
     rules = next(check.rules for check in CHECKS if check.name == "no_hang")
     message = f"the implementation did not finish a stream within the timeout ({timeout:g} s)"

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from callstream.adapters import ADAPTERS, Adapter, installed, load_adapter
-from callstream.adapters._http import function_tools, openai_tools, shared_emulator
-from callstream.connect import load_implementation
-from callstream.declaration import OBSERVABLES
+from callstream.connect.adapters import ADAPTERS, Adapter, installed, load_adapter
+from callstream.connect.adapters.base import function_tools, openai_tools, shared_emulator
+from callstream.connect.connectables import load_implementation
+from callstream.core.declaration import OBSERVABLES
+from callstream.core.spec import CallPlan, Scenario, StreamSpec
 from callstream.errors import UsageError
 from callstream.reference import Limits, Tool
-from callstream.runner import expand
-from callstream.spec import CallPlan, Scenario, StreamSpec
+from callstream.runner.execution import expand
 from tests.helpers import NOW, STOCK, TOOLS, args, chunk, header, sse
 
 ALL = list(ADAPTERS)
@@ -352,7 +352,7 @@ def test_an_unknown_or_uninstalled_adapter_is_a_usage_error(
     monkeypatch.setitem(
         ADAPTERS,
         "missing",
-        Adapter("callstream.adapters.openai_sdk", "stream_helper", "no_such_lib", "x"),
+        Adapter("callstream.connect.adapters.openai_sdk", "stream_helper", "no_such_lib", "x"),
     )
     with pytest.raises(UsageError, match=r"pip install 'callstream\[x\]'"):
         load_implementation("http:missing")

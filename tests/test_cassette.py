@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from callstream.cassette import (
+from callstream.cli.commands import main
+from callstream.corpus.cassette import (
     Chunk,
     Ended,
     RecordedRequest,
@@ -19,7 +20,6 @@ from callstream.cassette import (
     load_cassette,
     write_cassette,
 )
-from callstream.cli import main
 from callstream.errors import UsageError
 from callstream.scrub import Scrubber
 from tests.helpers import args, chunk, header

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from callstream.cassette import load_cassette
-from callstream.cli import main
+from callstream.cli.commands import main
+from callstream.corpus.cassette import load_cassette
 from callstream.emulator import Emulator
 
 ROOT = Path(__file__).parent.parent

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from callstream.check import (
+from callstream.cli.commands import main
+from callstream.connect.check import (
     PROBES,
     ShapeCheck,
     check_command,
@@ -23,11 +24,10 @@ from callstream.check import (
     check_shape,
     probe,
 )
-from callstream.cli import main
-from callstream.connect import load_implementation
+from callstream.connect.connectables import load_implementation
+from callstream.connect.pipe import load_command
 from callstream.errors import HarnessError
 from callstream.implementations import DEFAULT
-from callstream.pipe import load_command
 from callstream.reference import Assembler, Limits, Tool
 from tests.mutants import MUTANTS
 

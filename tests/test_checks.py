@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from callstream.case import format_repro
-from callstream.checks import run_checks
-from callstream.declaration import OBSERVABLES
-from callstream.observe import Observation, Observed, Release
-from callstream.oracle import expect
+from callstream.core.case import format_repro
+from callstream.core.checks import run_checks
+from callstream.core.declaration import OBSERVABLES
+from callstream.core.observation import Observation, Observed, Release
+from callstream.core.oracle import expect
+from callstream.core.rendering import render
+from callstream.core.spec import CallPlan, Ending, Expected, ExpectedCall, StreamSpec
 from callstream.reference import Tool
-from callstream.render import render
-from callstream.spec import CallPlan, Ending, Expected, ExpectedCall, StreamSpec
 
 WEATHER = Tool("get_weather", {"type": "object", "properties": {"city": {"type": "string"}}})
 PLAIN = StreamSpec(

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from callstream.cli import _parser, main
-from callstream.completion import completion_script
-from callstream.connect import load_implementation
-from callstream.fuzz import fuzz
+from callstream.cli.commands import _parser, main
+from callstream.cli.completion import completion_script
+from callstream.connect.connectables import load_implementation
+from callstream.fuzz.search import fuzz
 from callstream.reports import load_report
 
 MUTANT = "py:tests.mutants.releases_when_text_parses:factory"
@@ -117,7 +117,7 @@ def test_a_missing_extra_names_what_to_install() -> None:
     traceback."""
     probe = (
         "import sys; sys.modules['hypothesis'] = None\n"
-        "from callstream.cli import main\n"
+        "from callstream.cli.commands import main\n"
         "sys.exit(main(['fuzz', '--max-examples', '1']))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
@@ -134,7 +134,7 @@ def test_an_implementations_own_missing_module_is_not_an_extra(tmp_path: Path) -
     (tmp_path / "needs_httpx.py").write_text("import httpx\n\ndef factory(tools, limits): ...\n")
     probe = (
         f"import sys; sys.modules['httpx'] = None; sys.path.insert(0, {str(tmp_path)!r})\n"
-        "from callstream.cli import main\n"
+        "from callstream.cli.commands import main\n"
         f"sys.exit(main(['run', '--impl', 'py:needs_httpx:factory', '-k', {CUT!r}]))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)

@@ -11,12 +11,12 @@ from typing import Any, ClassVar
 
 import pytest
 
-from callstream.connect import load_implementation
-from callstream.declaration import OBSERVABLES, Declaration
+from callstream.connect.connectables import load_implementation
+from callstream.core.declaration import OBSERVABLES, Declaration
+from callstream.core.spec import Scenario, StreamSpec
 from callstream.errors import UsageError
 from callstream.implementations import DEFAULT, reference
 from callstream.reference import Assembler, Limits, Tool
-from callstream.spec import Scenario, StreamSpec
 
 WEATHER = Tool("get_weather", {"type": "object"})
 

@@ -11,10 +11,10 @@ from functools import cache
 
 import pytest
 
-from callstream.case import run_case, splittings_of
+from callstream.core.case import run_case, splittings_of
+from callstream.core.spec import Scenario, Splitting
+from callstream.corpus.scenario import default_corpus, load_scenarios
 from callstream.implementations import reference, reference_strict
-from callstream.scenario import default_corpus, load_scenarios
-from callstream.spec import Scenario, Splitting
 from tests.mutants import MUTANTS
 
 

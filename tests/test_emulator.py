@@ -14,10 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from callstream.core.rendering import render
+from callstream.core.spec import CallPlan, Scenario, StreamSpec
+from callstream.core.split import parse_splitting
 from callstream.emulator import Emulator, completion_of
-from callstream.render import render
-from callstream.spec import CallPlan, Scenario, StreamSpec
-from callstream.split import parse_splitting
 from tests.helpers import WEATHER, args, chunk, header, sse
 
 ROOT = Path(__file__).parent.parent

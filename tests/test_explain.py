@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from callstream.checks import Failure
-from callstream.cli import main
-from callstream.errors import UsageError
-from callstream.explain import (
+from callstream.cli.commands import main
+from callstream.core.checks import Failure
+from callstream.corpus.explain import (
     checkout_tests,
     cited_tests,
     explanation,
     sections,
 )
+from callstream.errors import UsageError
 from callstream.rules import OPENAI_CHAT_QUIRKS, RULES, failure_pointer
 
 ROOT = Path(__file__).resolve().parents[1]

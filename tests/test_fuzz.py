@@ -13,16 +13,16 @@ import pytest
 
 import callstream.reference
 from callstream import strategies
-from callstream.case import run_case
-from callstream.cli import main
-from callstream.connect import load_implementation
-from callstream.fuzz import database_for, fuzz, minimise, settings_for
+from callstream.cli.commands import main
+from callstream.connect.connectables import load_implementation
+from callstream.core.case import run_case
+from callstream.core.rendering import render
+from callstream.core.spec import CallPlan, Splitting, StreamSpec
+from callstream.corpus.regressions import write_regression
+from callstream.corpus.scenario import load_scenarios
+from callstream.fuzz.search import database_for, fuzz, minimise, settings_for
 from callstream.reference import Limits, Tool
-from callstream.regressions import write_regression
-from callstream.render import render
 from callstream.reports import load_report
-from callstream.scenario import load_scenarios
-from callstream.spec import CallPlan, Splitting, StreamSpec
 
 MUTANT = "py:tests.mutants.releases_when_text_parses:factory"
 

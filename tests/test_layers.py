@@ -5,14 +5,16 @@ and the reference assembler imports nothing of callstream but itself.
 The layers, bottom up (a package counts as one module of its layer; the ``callstream``
 facade, which re-exports everything lazily, stands above them all)::
 
-    L0  errors rules spec completion processes implementations assemble
-    L1  core: declaration tools scrub render split observe oracle checks case cassette
-        scenario regressions shard lint explain triage
-    L2  reports emulator strategies
-    L3  connect: connect pipe adapters check
-    L4  run: runner merge
-    L5  fuzz certify probes route_checks certificate matrix
-    L6  cli pytest_plugin
+    L0  errors rules scrub implementations   what everything may use
+    L1  core             spec, render, split, oracle, observe, checks, case: the pipeline
+    L2  corpus           scenario files, cassettes, regressions, lint, explain, assemble
+        reports          the report model and every format, merge
+        strategies       the Hypothesis generators
+    L3  emulator         the provider emulator (an ASGI app on uvicorn)
+    L4  connect          connectables: py:, cmd: (the pipe), http: (the adapters), check
+    L5  runner           a corpus run in worker processes; shards
+    L6  fuzz certification matrix
+    L7  cli pytest_plugin
 """
 
 from __future__ import annotations
@@ -27,14 +29,14 @@ HARNESS = Path(__file__).resolve().parent.parent / "harness"
 REFERENCE = HARNESS.parent / "reference_impl"
 
 LAYERS = {
-    0: "errors rules spec completion processes implementations assemble",
-    1: "declaration tools scrub render split observe oracle checks case cassette scenario "
-    "regressions shard lint explain triage",
-    2: "reports emulator strategies",
-    3: "connect pipe adapters check",
-    4: "runner merge",
-    5: "fuzz certify probes route_checks certificate matrix",
-    6: "cli pytest_plugin",
+    0: "errors rules scrub implementations",
+    1: "core",
+    2: "corpus reports strategies",
+    3: "emulator",
+    4: "connect",
+    5: "runner",
+    6: "fuzz certification matrix",
+    7: "cli pytest_plugin",
 }
 LAYER_OF = {name: layer for layer, names in LAYERS.items() for name in names.split()}
 
@@ -178,8 +180,8 @@ def test_there_is_no_import_cycle() -> None:
 @pytest.mark.parametrize(
     ("importer", "line", "expected"),
     [
-        ("callstream.spec", "from .runner import run\n", "spec (L0) imports runner (L4)"),
-        ("callstream.matrix", "from .reports.html import _pack\n", "private name _pack"),
+        ("callstream.core.spec", "from ..runner import run\n", "core (L1) imports runner (L5)"),
+        ("callstream.matrix.build", "from ..reports.html import _pack\n", "private name _pack"),
         ("callstream.reference._sse", "from callstream.errors import UsageError\n",
          "the reference imports callstream.errors"),
     ],

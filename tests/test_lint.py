@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from callstream.cli import main
-from callstream.lint import coverage, lint
+from callstream.cli.commands import main
+from callstream.corpus.linting import coverage, lint
+from callstream.corpus.scenario import load_scenarios
 from callstream.rules import NOT_CERTIFIABLE, OPENAI_CHAT_QUIRKS, RULES
-from callstream.scenario import load_scenarios
 
 COVERABLE = [rule for rule in RULES if rule not in NOT_CERTIFIABLE]
 CATALOGUE = Path(__file__).resolve().parent.parent / "scenarios" / "tools.yaml"
@@ -117,7 +117,7 @@ def test_lint_without_paths_lints_the_corpus(
     write(root / "regressions", "r.yaml", scenario("two", COVERABLE[1:], OPENAI_CHAT_QUIRKS))
     write(root / "recordings", "x.yaml", scenario("Not-Read", ["A2"]))
     monkeypatch.chdir(tmp_path)
-    for module in ("callstream.scenario", "callstream.lint"):
+    for module in ("callstream.corpus.scenario", "callstream.corpus.linting"):
         monkeypatch.setattr(f"{module}.corpus_root", lambda: Path("scenarios"))
     assert main(["lint"]) == 2
     assert capsys.readouterr().out.splitlines() == [

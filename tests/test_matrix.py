@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from callstream.case import CaseResult
-from callstream.checks import Failure
-from callstream.cli import main
+from callstream.cli.commands import main
+from callstream.core.case import CaseResult
+from callstream.core.checks import Failure
+from callstream.core.spec import CallPlan, Scenario, Splitting, StreamSpec
 from callstream.errors import UsageError
-from callstream.matrix import MATRIX_SPLITTINGS, render_matrix, with_splittings
+from callstream.matrix.build import MATRIX_SPLITTINGS, render_matrix, with_splittings
 from callstream.reports import ReportWriter
-from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
 from tests.helpers import NOW
 
 PICKED = "oc-q-id-repeated-every-delta,oc-a-openai-single-call-fragmented"

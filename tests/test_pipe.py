@@ -14,19 +14,24 @@ from typing import Any
 
 import pytest
 
-from callstream.case import CaseResult
-from callstream.checks import run_checks
-from callstream.cli import main
-from callstream.connect import load_implementation
-from callstream.declaration import OBSERVABLES, Declaration
+from callstream.cli.commands import main
+from callstream.connect.connectables import load_implementation
+from callstream.connect.pipe import (
+    CommandFactory,
+    pipe_schema,
+    protocol_problem,
+    with_protocol_validation,
+)
+from callstream.core.case import CaseResult
+from callstream.core.checks import run_checks
+from callstream.core.declaration import OBSERVABLES, Declaration
+from callstream.core.observation import observe
+from callstream.core.rendering import render
+from callstream.core.spec import Expected, Scenario, Splitting
+from callstream.corpus.scenario import default_corpus, load_scenarios
 from callstream.errors import UsageError
-from callstream.observe import observe
-from callstream.pipe import CommandFactory, pipe_schema, protocol_problem, with_protocol_validation
 from callstream.reference import Assembler, Limits, Tool
-from callstream.render import render
-from callstream.runner import RunSummary, run
-from callstream.scenario import default_corpus, load_scenarios
-from callstream.spec import Expected, Scenario, Splitting
+from callstream.runner.execution import RunSummary, run
 from tests.fauxmplementations import TRIGGER
 from tests.helpers import WEATHER, args, chunk, header, sse
 

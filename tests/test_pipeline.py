@@ -10,18 +10,18 @@ from typing import Any
 
 import pytest
 
-from callstream.case import format_repro, run_case
-from callstream.checks import Failure, run_checks
-from callstream.declaration import OBSERVABLES
+from callstream.core.case import format_repro, run_case
+from callstream.core.checks import Failure, run_checks
+from callstream.core.declaration import OBSERVABLES
+from callstream.core.observation import Observation, Observed, Release, observe
+from callstream.core.oracle import expect
+from callstream.core.rendering import render
+from callstream.core.spec import CallPlan, Ending, Noise, Scenario, Splitting, StreamSpec, Transport
+from callstream.core.split import DEFAULT_SPLITTINGS, chunkings, cut
+from callstream.core.tools import parse_tools
+from callstream.corpus.scenario import load_scenarios
 from callstream.errors import PlanError, UsageError
-from callstream.observe import Observation, Observed, Release, observe
-from callstream.oracle import expect
 from callstream.reference import Assembler, Limits, Tool
-from callstream.render import render
-from callstream.scenario import load_scenarios
-from callstream.spec import CallPlan, Ending, Noise, Scenario, Splitting, StreamSpec, Transport
-from callstream.split import DEFAULT_SPLITTINGS, chunkings, cut
-from callstream.tools import parse_tools
 
 WEATHER = Tool(
     "get_weather",

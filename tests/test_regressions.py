@@ -14,15 +14,11 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from callstream.case import CaseResult, run_case
-from callstream.cli import main
-from callstream.implementations import reference, reference_strict
-from callstream.oracle import expect
-from callstream.reference import Limits, Tool
-from callstream.regressions import regression_id, scenario_to_yaml, write_regression
-from callstream.render import render, render_events
-from callstream.scenario import load_scenarios
-from callstream.spec import (
+from callstream.cli.commands import main
+from callstream.core.case import CaseResult, run_case
+from callstream.core.oracle import expect
+from callstream.core.rendering import render, render_events
+from callstream.core.spec import (
     CallPlan,
     Ending,
     Expected,
@@ -33,6 +29,10 @@ from callstream.spec import (
     StreamSpec,
     Transport,
 )
+from callstream.corpus.regressions import regression_id, scenario_to_yaml, write_regression
+from callstream.corpus.scenario import load_scenarios
+from callstream.implementations import reference, reference_strict
+from callstream.reference import Limits, Tool
 
 LOOKUP = Tool(
     "fz_lookup-7",

@@ -17,8 +17,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 import callstream.reports.html as report_module
-from callstream.case import CaseResult, run_case, splittings_of
-from callstream.checks import Failure
+from callstream.core.case import CaseResult, run_case, splittings_of
+from callstream.core.checks import Failure
+from callstream.corpus.scenario import default_corpus, load_scenarios
 from callstream.errors import HarnessError, UsageError
 from callstream.reference import Limits, Tool
 from callstream.reports import (
@@ -29,7 +30,6 @@ from callstream.reports import (
     rule_table,
 )
 from callstream.rules import NOT_CERTIFIABLE, RULES
-from callstream.scenario import default_corpus, load_scenarios
 
 SCHEMA = Path(__file__).parent.parent / "harness" / "schemas" / "report.schema.json"
 RENDERED = ("junit.xml", "summary.md", "report.html", "badge.json")

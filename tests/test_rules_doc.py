@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from callstream.checks import CHECKS
-from callstream.explain import rules_document, sections
+from callstream.core.checks import CHECKS
+from callstream.corpus.explain import rules_document, sections
 from callstream.reference import QUIRKS
 from callstream.rules import OPENAI_CHAT_QUIRKS, RULE_TEXT, RULES
 

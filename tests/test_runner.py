@@ -13,16 +13,17 @@ from typing import Any
 
 import pytest
 
-from callstream.case import CaseResult
-from callstream.checks import Failure
-from callstream.cli import main
-from callstream.connect import load_implementation
-from callstream.declaration import OBSERVABLES, Declaration
+from callstream.cli.commands import main
+from callstream.connect.connectables import load_implementation
+from callstream.core.case import CaseResult
+from callstream.core.checks import Failure
+from callstream.core.declaration import OBSERVABLES, Declaration
+from callstream.core.spec import CallPlan, Scenario, Splitting, StreamSpec
 from callstream.errors import HarnessError, UsageError
 from callstream.implementations import DEFAULT
 from callstream.reference import Tool
 from callstream.reports import rerun_command
-from callstream.runner import (
+from callstream.runner.execution import (
     RunSummary,
     expand,
     format_summary,
@@ -31,7 +32,6 @@ from callstream.runner import (
     run,
     select_scenarios,
 )
-from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
 from tests.fauxmplementations import TRIGGER
 
 CORPUS = str(Path(__file__).parent / "fauxmplementations" / "corpus.yaml")

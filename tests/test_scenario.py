@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from callstream.case import run_case, splittings_of
+from callstream.core.case import run_case, splittings_of
+from callstream.core.spec import CallPlan, Ending, ExpectedCall, Noise, Splitting, Transport
+from callstream.corpus.scenario import default_corpus, load_scenarios, scenario_schema
 from callstream.reference import Assembler, Limits, Tool
-from callstream.scenario import default_corpus, load_scenarios, scenario_schema
-from callstream.spec import CallPlan, Ending, ExpectedCall, Noise, Splitting, Transport
 
 HEAD = "id: s1\ntitle: a scenario\nrules: [A2]\ntools: [get_weather]\n"
 """Lines 1-4 of a scenario; what a test adds starts on line 5."""
@@ -559,7 +559,7 @@ def test_every_property_of_the_schema_has_a_description() -> None:
 def test_the_schema_and_the_spec_name_the_same_fields(
     definition: str, model: type, yaml_only: set[str]
 ) -> None:
-    """Each mapping of the format is one dataclass of callstream.spec field for field, so the
+    """Each mapping of the format is one dataclass of callstream.core.spec field for field, so the
     loader can pass it on as is (check_arguments is derived, not written)."""
     properties = set(scenario_schema()["$defs"][definition]["properties"])
     fields = {field.name for field in dataclasses.fields(model)} - {"check_arguments"}

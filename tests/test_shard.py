@@ -10,13 +10,13 @@ import sys
 
 import pytest
 
-from callstream.case import splittings_of
-from callstream.cli import main
+from callstream.cli.commands import main
+from callstream.core.case import splittings_of
+from callstream.core.spec import Scenario
+from callstream.corpus.scenario import default_corpus, load_scenarios
 from callstream.errors import UsageError
 from callstream.implementations import DEFAULT
-from callstream.scenario import default_corpus, load_scenarios
-from callstream.shard import Shard, corpus_fingerprint
-from callstream.spec import Scenario
+from callstream.runner.shard import Shard, corpus_fingerprint
 from tests.test_runner import run_on, scenario
 
 CORPUS = list(load_scenarios(default_corpus()).scenarios)
@@ -47,8 +47,8 @@ def test_the_shards_do_not_depend_on_the_hash_seed() -> None:
     """Two interpreters with different hash seeds cut the corpus the same way (CI jobs run on
     different machines)."""
     program = (
-        "import json; from callstream.scenario import load_scenarios, default_corpus; "
-        "from callstream.shard import Shard; "
+        "import json; from callstream.corpus.scenario import load_scenarios, default_corpus; "
+        "from callstream.runner.shard import Shard; "
         "c = load_scenarios(default_corpus()).scenarios; "
         "print(json.dumps([[s.id for s in Shard(k, 3).select(c)] for k in (1, 2, 3)]))"
     )

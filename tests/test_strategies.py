@@ -23,12 +23,12 @@ from jsonschema import Draft202012Validator
 
 import callstream.reference
 from callstream import strategies
-from callstream.case import run_case
-from callstream.oracle import expect
+from callstream.core.case import run_case
+from callstream.core.oracle import expect
+from callstream.core.rendering import render
+from callstream.core.spec import CallPlan, Ending, Scenario, Splitting, StreamSpec, Transport
 from callstream.reference import Limits, Tool
-from callstream.render import render
 from callstream.rules import OPENAI_CHAT_QUIRKS, RULES
-from callstream.spec import CallPlan, Ending, Scenario, Splitting, StreamSpec, Transport
 
 Case = tuple[Scenario, Splitting]
 FIND = settings(

@@ -6,7 +6,7 @@ Theory of operation. :class:`ProviderApp` is a bare ASGI application with two ro
 request's ``model`` picks the answer:
 
 - ``scenario:<id>`` streams a corpus scenario's SSE bytes whole; ``scenario:<id>@<splitting>``
-  cuts them first (``bytes``, ``random-3``, ``at-5,9``: see ``callstream.split``). With
+  cuts them first (``bytes``, ``random-3``, ``at-5,9``: see ``callstream.core.split``). With
   ``stream: false`` the answer is a ``chat.completion`` assembled from the scenario's plan.
 - a name returned by :meth:`ProviderApp.register` plays a :class:`Reply`: raw chunks, a pause
   before each, a status, a content type, an optional non-streaming body, and how long the
@@ -45,11 +45,11 @@ from urllib.parse import parse_qsl
 
 import uvicorn
 
+from ..core.rendering import ENVELOPE, USAGE, render
+from ..core.spec import Scenario
+from ..core.split import chunkings, parse_splitting
 from ..errors import HarnessError, UsageError
-from ..render import ENVELOPE, USAGE, render
 from ..scrub import is_credential
-from ..spec import Scenario
-from ..split import chunkings, parse_splitting
 from .reply import SSE, Reply
 from .routes import ROUTES
 

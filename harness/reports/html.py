@@ -13,8 +13,8 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..case import OUTCOMES
-from ..checks import CHECKS
+from ..core.case import OUTCOMES
+from ..core.checks import CHECKS
 from ..rules import NOT_CERTIFIABLE, failure_pointer
 from .markup import clip, h, page_head, visible
 from .model import JSONL, RULE_STATES, Report, count_outcomes, rule_states, rule_table

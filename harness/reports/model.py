@@ -16,8 +16,8 @@ from typing import Any, NamedTuple, TypedDict
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from ..case import OUTCOMES
-from ..checks import CHECKS
+from ..core.case import OUTCOMES
+from ..core.checks import CHECKS
 from ..errors import UsageError
 from ..rules import NOT_CERTIFIABLE, RULES
 

@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from ..case import OUTCOMES, Outcome
+from ..core.case import OUTCOMES, Outcome
 from ..rules import RULES, failure_pointer
 from .markup import visible
 from .model import Report, RuleTally, count_outcomes

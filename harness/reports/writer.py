@@ -12,7 +12,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from ..case import OUTCOMES, CaseResult
+from ..core.case import OUTCOMES, CaseResult
 from ..errors import HarnessError, UsageError
 from .badge import badge_json
 from .html import html_page

@@ -14,7 +14,7 @@ from hypothesis.errors import InvalidArgument
 
 from callstream.reference import Tool
 
-from ..spec import (
+from ..core.spec import (
     CallPlan,
     IdPolicy,
     NamePolicy,

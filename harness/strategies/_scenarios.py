@@ -10,16 +10,16 @@ from hypothesis import strategies as st
 
 from callstream.reference import Limits, Tool
 
-from ..declaration import PROFILES
-from ..oracle import expect
-from ..render import render
-from ..rules import OPENAI_CHAT_QUIRKS, RULES
-from ..spec import (
+from ..core.declaration import PROFILES
+from ..core.oracle import expect
+from ..core.rendering import render
+from ..core.spec import (
     Scenario,
     Splitting,
     StreamSpec,
     Transport,
 )
+from ..rules import OPENAI_CHAT_QUIRKS, RULES
 from ._invalid import strictly_parses
 from ._streams import stream_specs
 

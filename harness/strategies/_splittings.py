@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from callstream.reference import Tool
 
-from ..render import render
-from ..spec import (
+from ..core.rendering import render
+from ..core.spec import (
     Scenario,
     Splitting,
 )

@@ -10,11 +10,10 @@ from hypothesis import strategies as st
 
 from callstream.reference import Limits, Tool
 
-from ..declaration import PROFILES
-from ..errors import PlanError
-from ..oracle import expect
-from ..render import render
-from ..spec import (
+from ..core.declaration import PROFILES
+from ..core.oracle import expect
+from ..core.rendering import render
+from ..core.spec import (
     CallPlan,
     Ending,
     Noise,
@@ -22,6 +21,7 @@ from ..spec import (
     StreamSpec,
     Transport,
 )
+from ..errors import PlanError
 from ._calls import call_plans
 from ._knobs import aim, label_draw, rarely, sometimes
 from ._schemas import tools

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from callstream import cassette as cassette_module
-from callstream.cassette import (
+from callstream.cli.commands import main
+from callstream.corpus import cassette as cassette_module
+from callstream.corpus.cassette import (
     Chunk,
     Ended,
     RecordedRequest,
@@ -22,7 +23,6 @@ from callstream.cassette import (
     Recording,
     write_cassette,
 )
-from callstream.cli import main
 from callstream.scrub import Scrubber
 
 WEATHER = {

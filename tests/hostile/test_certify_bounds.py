@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from callstream.cassette import load_cassette
-from callstream.cli import main
+from callstream.cli.commands import main
+from callstream.corpus.cassette import load_cassette
 
 Handler = Callable[[socket.socket, threading.Event], None]
 EVENT = (

@@ -12,8 +12,8 @@ from typing import Any, NoReturn
 
 import pytest
 
-import callstream.cli
-from callstream.cli import main
+import callstream.cli.commands
+from callstream.cli.commands import main
 from callstream.errors import HarnessError
 
 RECORDINGS = Path(__file__).parents[2] / "scenarios" / "recordings" / "openai-chat"
@@ -74,7 +74,9 @@ def test_2_for_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
 def test_3_for_a_harness_error_in_one_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:
-    monkeypatch.setattr(callstream.cli, command, raising(HarnessError("a worker could not start")))
+    monkeypatch.setattr(
+        callstream.cli.commands, command, raising(HarnessError("a worker could not start"))
+    )
     code, _, err = run(capsys, *COMMANDS[command])
     assert (code, err) == (3, "callstream: error: a worker could not start\n")
 
@@ -89,7 +91,9 @@ def test_3_for_a_bug_with_one_line_and_the_traceback_in_a_log(
     """An unexpected exception in any command is exit 3 (never 1, which blames the
     implementation): one line naming the error and the log that holds its traceback."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(callstream.cli, command, raising(RecursionError("deep\nsecond line")))
+    monkeypatch.setattr(
+        callstream.cli.commands, command, raising(RecursionError("deep\nsecond line"))
+    )
     code, _, err = run(capsys, *COMMANDS[command])
     assert code == 3
     [log] = tmp_path.glob("callstream-error-*.log")
@@ -101,14 +105,14 @@ def test_3_for_a_bug_with_one_line_and_the_traceback_in_a_log(
 def test_130_when_interrupted(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(callstream.cli, "_lint", raising(KeyboardInterrupt()))
+    monkeypatch.setattr(callstream.cli.commands, "_lint", raising(KeyboardInterrupt()))
     assert run(capsys, "lint") == (130, "", "callstream: interrupted\n")
 
 
 def test_a_bug_never_reaches_the_terminal_as_a_traceback(tmp_path: Path) -> None:
     """The real process: exit status 3, one line on stderr, nothing of the traceback."""
     program = (
-        "import sys, tempfile, callstream.cli as cli\n"
+        "import sys, tempfile, callstream.cli.commands as cli\n"
         f"tempfile.tempdir = {str(tmp_path)!r}\n"
         "def boom(args): raise MemoryError('out of memory')\n"
         "cli._lint = boom\n"

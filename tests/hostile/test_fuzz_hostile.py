@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from callstream.cli import main
-from callstream.connect import load_implementation
-from callstream.fuzz import _InProcess, _Isolated, fuzz
+from callstream.cli.commands import main
+from callstream.connect.connectables import load_implementation
+from callstream.core.spec import CallPlan, Scenario, Splitting, StreamSpec
+from callstream.corpus.scenario import load_scenarios
+from callstream.fuzz.search import _InProcess, _Isolated, fuzz
 from callstream.reference import Tool
 from callstream.reports import load_report
-from callstream.scenario import load_scenarios
-from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
 from callstream.strategies import scenario_for
 from tests.fauxmplementations.fuzz_hostile import HOSTILE
 

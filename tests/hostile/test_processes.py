@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from callstream.check import check_shape
-from callstream.connect import load_implementation
+from callstream.connect.check import check_shape
+from callstream.connect.connectables import load_implementation
+from callstream.core.spec import CallPlan, Scenario, Splitting, StreamSpec
 from callstream.reference import Tool
-from callstream.runner import RunSummary, run
-from callstream.spec import CallPlan, Scenario, Splitting, StreamSpec
+from callstream.runner.execution import RunSummary, run
 from tests.fauxmplementations import TRIGGER
 from tests.helpers import WEATHER
 

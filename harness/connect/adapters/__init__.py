@@ -1,0 +1,88 @@
+"""``http:`` connectables: client libraries run against the provider emulator.
+
+``http:<name>`` names an adapter of this registry. Each reproduces one user code path of its
+library (its module's docstring quotes the library's own documentation of it), lives in its own
+module, imported only when asked for, and needs its library installed
+(``pip install 'callstream[<extra>]'``)::
+
+    http:openai               openai SDK, chat.completions.stream() + get_final_completion()
+    http:openai-state         openai SDK, create(stream=True) + ChatCompletionStreamState
+    http:openai-done-events   openai SDK, chat.completions.stream(), each call at its done event
+    http:langchain            langchain-openai ChatOpenAI.stream(), chunks summed with +
+    http:litellm              litellm.completion(stream=True) + stream_chunk_builder()
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+
+from ...core.declaration import Implementation
+from ...errors import UsageError
+from .base import HttpAdapter
+
+__all__ = ["ADAPTERS", "Adapter", "HttpAdapter", "installed", "load_adapter"]
+
+
+@dataclass(frozen=True, slots=True)
+class Adapter:
+    """Where an adapter lives and what it needs."""
+
+    module: str
+    attribute: str
+    library: str
+    """The module the library is imported as."""
+    extra: str
+    """The ``callstream[extra]`` that installs it."""
+
+
+ADAPTERS: dict[str, Adapter] = {
+    "openai": Adapter(
+        "callstream.connect.adapters.openai_sdk", "stream_helper", "openai", "openai"
+    ),
+    "openai-state": Adapter(
+        "callstream.connect.adapters.openai_sdk", "stream_state", "openai", "openai"
+    ),
+    "openai-done-events": Adapter(
+        "callstream.connect.adapters.openai_sdk", "done_events", "openai", "openai"
+    ),
+    "langchain": Adapter(
+        "callstream.connect.adapters.langchain", "chat_openai", "langchain_openai", "langchain"
+    ),
+    "litellm": Adapter("callstream.connect.adapters.litellm", "completion", "litellm", "litellm"),
+}
+"""Every ``http:`` adapter, by name."""
+
+
+def installed() -> list[str]:
+    """The adapters whose library is installed, in registry order."""
+    return [name for name, adapter in ADAPTERS.items() if _importable(adapter.library)]
+
+
+def load_adapter(spec: str) -> Implementation:
+    """The implementation ``http:<name>`` names; a :class:`UsageError` says what is missing."""
+    name = spec.partition(":")[2]
+    adapter = ADAPTERS.get(name)
+    if adapter is None:
+        raise UsageError(
+            f"{spec!r}: no such http: adapter; known: {', '.join(f'http:{n}' for n in ADAPTERS)}"
+        )
+    if not _importable(adapter.library):
+        raise UsageError(
+            f"{spec!r} needs {adapter.library}, which is not installed: "
+            f"pip install 'callstream[{adapter.extra}]'"
+        )
+    factory: HttpAdapter = getattr(importlib.import_module(adapter.module), adapter.attribute)
+    return Implementation(spec, f"{name} ({_versions(factory)})", factory, factory.declaration)
+
+
+def _versions(factory: HttpAdapter) -> str:
+    return ", ".join(f"{name} {version}" for name, version in factory.versions.items())
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False

@@ -1,0 +1,98 @@
+"""The core pipeline, in memory and deterministic: a :class:`StreamSpec` is rendered into SSE
+bytes, split into chunks, fed to an implementation (:func:`observe`), and what it handed back
+is judged against the oracle's expectation by the checks (:func:`run_case` does all of it for
+one case).
+
+- ``spec`` — the plan of a stream and the expectation's values;
+- ``tools`` — the tools a request offered, read from users' files;
+- ``declaration`` — what an implementation exposes, and the implementation a connectable loads;
+- ``rendering`` — a spec as events, then SSE bytes;
+- ``split`` — SSE bytes cut into transport chunks;
+- ``oracle`` — what a planned stream must become, from the spec alone;
+- ``observation`` — driving an implementation through one chunking;
+- ``checks`` — small named functions comparing what was observed with what was expected;
+- ``case`` — one scenario × profile × splitting, run and judged.
+"""
+
+from .case import OUTCOMES, CaseResult, Outcome, format_repro, line_spans, run_case, splittings_of
+from .checks import CHECKS, REASON_RULES, STATUSES, Check, Failure, Judgement, call_name, run_checks
+from .declaration import (
+    DIALECTS,
+    OBSERVABLES,
+    PROFILES,
+    SCENARIO_DIALECT,
+    Applicability,
+    Declaration,
+    Implementation,
+    choice_count,
+    declaration_from,
+    declaration_problems,
+)
+from .observation import Observation, Observed, Release, observe
+from .oracle import expect
+from .rendering import Event, Rendered, render, render_events
+from .spec import (
+    CallPlan,
+    Ending,
+    Expected,
+    ExpectedCall,
+    Noise,
+    Scenario,
+    Splitting,
+    StreamSpec,
+    Transport,
+)
+from .split import DEFAULT_SPLITTINGS, chunkings, cut, parse_splitting
+from .tools import load_tools, parse_tools
+
+__all__ = [
+    "CHECKS",
+    "DEFAULT_SPLITTINGS",
+    "DIALECTS",
+    "OBSERVABLES",
+    "OUTCOMES",
+    "PROFILES",
+    "REASON_RULES",
+    "SCENARIO_DIALECT",
+    "STATUSES",
+    "Applicability",
+    "CallPlan",
+    "CaseResult",
+    "Check",
+    "Declaration",
+    "Ending",
+    "Event",
+    "Expected",
+    "ExpectedCall",
+    "Failure",
+    "Implementation",
+    "Judgement",
+    "Noise",
+    "Observation",
+    "Observed",
+    "Outcome",
+    "Release",
+    "Rendered",
+    "Scenario",
+    "Splitting",
+    "StreamSpec",
+    "Transport",
+    "call_name",
+    "choice_count",
+    "chunkings",
+    "cut",
+    "declaration_from",
+    "declaration_problems",
+    "expect",
+    "format_repro",
+    "line_spans",
+    "load_tools",
+    "observe",
+    "parse_splitting",
+    "parse_tools",
+    "render",
+    "render_events",
+    "run_case",
+    "run_checks",
+    "splittings_of",
+]

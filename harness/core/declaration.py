@@ -1,0 +1,190 @@
+"""What an implementation exposes: its :class:`Declaration` (observables, profile, dialect) and
+the :class:`Implementation` a connectable loads into. The bottom of the connect layer:
+``callstream.connect.connectables`` (which loads connectables), ``callstream.connect.pipe`` and
+``callstream.connect.adapters`` all build on it."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..errors import UsageError
+from .spec import Scenario
+
+__all__ = [
+    "DIALECTS",
+    "OBSERVABLES",
+    "PROFILES",
+    "SCENARIO_DIALECT",
+    "Applicability",
+    "Declaration",
+    "Implementation",
+    "choice_count",
+    "declaration_from",
+    "declaration_problems",
+]
+
+PROFILES = ("lenient", "strict")
+DIALECTS = ("openai-chat", "openai-responses", "anthropic-messages")
+"""The dialects of DESIGN.md an implementation may read."""
+SCENARIO_DIALECT = "openai-chat"
+"""The dialect every scenario is rendered in (the only one ``callstream.core.rendering`` speaks)."""
+
+OBSERVABLES: dict[str, str] = {
+    "incremental": "feed() may release a result before close(), so release timing is observable",
+    "status": "results say ready or rejected; without it every result handed back is ready, "
+    "and a call not handed back was refused",
+    "reason": "a rejected result carries a machine-readable reason",
+    "arguments_text": "the argument text is handed back as it was assembled",
+    "arguments": "the parsed arguments are handed back",
+    "ids": "each call's id is handed back",
+    "choices": "several choices of one response are assembled apart",
+    "findings": "the quirks met in the stream are recorded (a findings list)",
+}
+"""What an implementation can expose, each with what it means. A check runs where the
+observables it reads are exposed."""
+
+Applicability = Literal["unsupported", "not_applicable"]
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """What an implementation exposes, the profile it follows and the dialect it reads."""
+
+    profile: str = "lenient"
+    dialect: str = "openai-chat"
+    observables: frozenset[str] = frozenset(OBSERVABLES)
+
+    def exposes(self, observable: str) -> bool:
+        """True when ``observable`` (a key of :data:`OBSERVABLES`) is exposed."""
+        return observable in self.observables
+
+    def skips(self, scenario: Scenario) -> tuple[Applicability, str] | None:
+        """Why ``scenario`` is not run on this implementation, or None when it is: another
+        dialect or profile (``not_applicable``), or several choices where the implementation
+        assembles one (``unsupported``, a declared non-feature)."""
+        if self.dialect != SCENARIO_DIALECT:
+            return "not_applicable", (
+                f"the implementation reads the {self.dialect} dialect; "
+                f"the scenario is in {SCENARIO_DIALECT}"
+            )
+        if self.profile not in scenario.profiles:
+            listed = ", ".join(scenario.profiles) or "none"
+            return "not_applicable", (
+                f"the implementation follows the {self.profile} profile; "
+                f"the scenario runs under {listed}"
+            )
+        if not self.exposes("choices") and (count := choice_count(scenario)) > 1:
+            return "unsupported", (
+                f"the implementation assembles a single choice; the stream has {count}"
+            )
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The declaration as reports show it (and as an implementation writes it)."""
+        return {
+            "profile": self.profile,
+            "dialect": self.dialect,
+            "observables": [name for name in OBSERVABLES if name in self.observables],
+        }
+
+
+def choice_count(scenario: Scenario) -> int:
+    """How many choices the scenario's stream carries: its plan's or, for a literal stream, up
+    to the highest choice index its payloads or its expectations name."""
+    spec = scenario.spec
+    seen: set[Any] = {
+        call.choice for expected in (spec.expected or {}).values() for call in expected.calls
+    }
+    for payload in spec.literal_events or ():
+        data = payload.get("data", payload) if isinstance(payload, dict) else payload
+        if isinstance(data, dict) and isinstance(data.get("choices"), list):
+            seen |= {c.get("index") for c in data["choices"] if isinstance(c, dict)}
+    return max(spec.choices, 1 + max((c for c in seen if isinstance(c, int)), default=0))
+
+
+@dataclass(frozen=True, slots=True)
+class Implementation:
+    """An implementation loaded from its connectable."""
+
+    connectable: str
+    """The string it was loaded from; worker processes load it again from this."""
+    name: str
+    """``module:factory``, for titles."""
+    factory: Callable[..., Any]
+    declaration: Declaration
+
+
+def declaration_from(raw: Any, where: str) -> Declaration:
+    """The :class:`Declaration` a ``CALLSTREAM`` mapping (or a pipe program's ``start`` answer)
+    spells out; None means every default. A :class:`UsageError` names ``where`` and each
+    mistake, one a line."""
+    if problems := declaration_problems(raw, where):
+        raise UsageError("\n".join(problems))
+    if raw is None:
+        return Declaration()
+    return Declaration(
+        raw.get("profile", "lenient"),
+        raw.get("dialect", "openai-chat"),
+        frozenset(raw.get("observables", OBSERVABLES)),
+    )
+
+
+def declaration_problems(raw: Any, where: str) -> list[str]:
+    """Every mistake in a ``CALLSTREAM`` mapping, each a sentence naming ``where`` and the key
+    (with the closest spelling, where one is close); empty when it reads."""
+    if raw is None:
+        return []
+    if not isinstance(raw, Mapping):
+        return [f"{where} must be a mapping, not {type(raw).__name__}"]
+    if "rules" in raw:
+        return [
+            f"{where} names 'rules': claims of intent are gone, every implementation is judged "
+            "on every rule whose effect it exposes; declare 'observables' instead"
+        ]
+    problems = []
+    keys = ("profile", "dialect", "observables")
+    if unknown := sorted(set(raw) - set(keys)):
+        hint = _did_you_mean(unknown, keys)
+        problems.append(f"{where} has unknown keys {unknown}; known: {', '.join(keys)}{hint}")
+    profile = raw.get("profile", "lenient")
+    if profile not in PROFILES:
+        problems.append(
+            f"{where}['profile'] is {profile!r}; expected one of {PROFILES}"
+            + _did_you_mean([profile], PROFILES)
+        )
+    dialect = raw.get("dialect", "openai-chat")
+    if dialect not in DIALECTS:
+        problems.append(
+            f"{where}['dialect'] is {dialect!r}; expected one of {DIALECTS}"
+            + _did_you_mean([dialect], DIALECTS)
+        )
+    observables = raw.get("observables", list(OBSERVABLES))
+    if not isinstance(observables, list | tuple) or not all(
+        isinstance(name, str) for name in observables
+    ):
+        problems.append(f"{where}['observables'] must be a list such as ['status', 'ids']")
+    elif bad := [name for name in observables if name not in OBSERVABLES]:
+        hint = _did_you_mean(bad, OBSERVABLES)
+        problems.append(
+            f"{where}['observables'] names {', '.join(map(repr, bad))}; "
+            f"observables are {', '.join(OBSERVABLES)}{hint}"
+        )
+    return problems
+
+
+def _did_you_mean(words: Sequence[Any], known: Iterable[str]) -> str:
+    """`` (did you mean 'lenient'?)`` for the ``words`` that one of ``known`` is close to (with
+    the word, when there are several), else ``""``."""
+    close = {
+        word: match[0]
+        for word in words
+        if isinstance(word, str) and (match := difflib.get_close_matches(word, list(known), n=1))
+    }
+    if not close:
+        return ""
+    if len(words) == 1:
+        return f" (did you mean {next(iter(close.values()))!r}?)"
+    return " (did you mean " + ", ".join(f"{m!r} for {w!r}" for w, m in close.items()) + "?)"

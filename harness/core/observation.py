@@ -1,0 +1,181 @@
+"""Driving an implementation through one chunking, and recording what it did.
+
+An implementation is anything that follows the contract of DESIGN.md: ``factory(tools=…,
+limits=…)`` returns an object with ``feed(bytes)`` and ``close()``, each returning the results
+that became final. Results may be objects or dicts; they are normalised to :class:`Observed`.
+Whatever the implementation raises is recorded as its failure, never raised here; a
+:class:`StreamTimeout` (raised by a connection that gave up waiting) is recorded as a hang.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from callstream.reference import Limits, Tool
+
+from ..errors import StreamTimeout
+
+__all__ = ["Observation", "Observed", "Release", "observe"]
+
+_FIELDS = ("choice", "index", "id", "name", "arguments_text", "arguments", "status", "reason")
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """One result as the implementation gave it."""
+
+    choice: Any
+    index: Any
+    id: Any
+    name: Any
+    arguments_text: Any
+    arguments: Any
+    status: Any
+    reason: Any
+
+    @classmethod
+    def from_result(cls, result: Any) -> Observed:
+        """Normalise a mapping or an object with the contract's fields into plain JSON values.
+
+        Raises TypeError for anything else, which ``observe`` records as the implementation's
+        failure; values that are not JSON are kept as their ``repr``, so no check or report can
+        trip over an implementation's objects.
+        """
+        if isinstance(result, Mapping):
+            values = [result.get(name) for name in _FIELDS]
+        elif all(hasattr(result, name) for name in ("status", "arguments_text")):
+            values = [getattr(result, name, None) for name in _FIELDS]
+        else:
+            got = "None" if result is None else type(result).__name__
+            raise TypeError(
+                f"a result must be a mapping or an object with the contract's fields "
+                f"{', '.join(_FIELDS)}; got {got}"
+            )
+        # Enum members (StrEnum) compare equal to their value; keep plain strings for reports.
+        for position in (6, 7):
+            if values[position] is not None:
+                values[position] = str(getattr(values[position], "value", values[position]))
+        return cls(*(_plain(value) for value in values))
+
+    @property
+    def key(self) -> tuple[Any, Any]:
+        """(choice, index): which call this is."""
+        return (self.choice, self.index)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {name: getattr(self, name) for name in _FIELDS}
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """A result and when it came out."""
+
+    chunk: int
+    """Index of the chunk whose ``feed()`` returned it; the number of chunks for ``close()``."""
+    offset: int
+    """Stream bytes fed when it came out."""
+    result: Observed
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What an implementation did with one chunking of one stream."""
+
+    releases: tuple[Release, ...]
+    error: str | None = None
+    """The exception the implementation raised (with its traceback), if any."""
+    timed_out: bool = False
+    """The implementation did not answer in time (``error`` then says what it was doing)."""
+    elapsed: float = 0.0
+    findings: frozenset[str] | None = None
+    """Quirk ids the implementation recorded, when it reports any (``.findings``)."""
+
+    @property
+    def results(self) -> list[Observed]:
+        """Every result, in release order."""
+        return [release.result for release in self.releases]
+
+
+def observe(
+    factory: Callable[..., Any],
+    tools: Sequence[Tool],
+    limits: Limits,
+    chunks: Sequence[bytes],
+) -> Observation:
+    """Create an implementation, feed it ``chunks`` one by one, close it, and record it all."""
+    releases: list[Release] = []
+    started = time.perf_counter()
+    offset = 0
+    asm: Any = None
+    try:
+        asm = factory(tools=list(tools), limits=limits)
+        for number, chunk in enumerate(chunks):
+            offset += len(chunk)
+            releases += [
+                Release(number, offset, Observed.from_result(r)) for r in asm.feed(chunk) or ()
+            ]
+        releases += [
+            Release(len(chunks), offset, Observed.from_result(r)) for r in asm.close() or ()
+        ]
+    except Exception as exc:  # the implementation's failure, recorded as such
+        return Observation(
+            tuple(releases),
+            error=traceback.format_exc(limit=-8),
+            timed_out=isinstance(exc, StreamTimeout),
+            elapsed=time.perf_counter() - started,
+            findings=_findings(asm),
+        )
+    return Observation(
+        tuple(releases), elapsed=time.perf_counter() - started, findings=_findings(asm)
+    )
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """``value`` as plain JSON-shaped data, copied exactly: every string keeps each code point
+    (two lone surrogate halves stay two, never one character), numbers keep their value and
+    type (a huge integer, ``nan``), mappings keep their key order. What is not JSON-shaped is
+    kept as its ``repr``, so no check or report can trip over an implementation's objects."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return _exact_scalar(value)
+    if depth < _DEPTH:
+        if isinstance(value, Mapping) and all(isinstance(key, str) for key in value):
+            return {str(key): _plain(item, depth + 1) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [_plain(item, depth + 1) for item in value]
+    try:
+        return f"<not JSON: {value!r:.200}>"
+    except Exception:
+        return f"<not JSON: {type(value).__name__}>"
+
+
+def _exact_scalar(value: Any) -> Any:
+    """A scalar as its plain builtin type (an ``int`` or ``str`` subclass such as an enum
+    member becomes the plain value, with the same code points or digits)."""
+    if value is None or type(value) in (str, bool, int, float):
+        return value
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    return str.__str__(value)
+
+
+_DEPTH = 200
+"""Nesting kept of a result's values; deeper values become their repr."""
+
+
+def _findings(asm: Any) -> frozenset[str] | None:
+    found = getattr(asm, "findings", None)
+    if found is None:
+        return None
+    try:
+        return frozenset(getattr(item, "quirk", item) for item in found)
+    except Exception:
+        return None

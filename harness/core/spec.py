@@ -1,0 +1,226 @@
+"""StreamSpec: what a stream means, and how it is torn apart on the wire.
+
+One model for both front-ends: YAML scenarios (``callstream.corpus.scenario``) and Hypothesis
+strategies build StreamSpecs; the renderer, the oracle, the checks and the reports take it from
+there. A spec is a *plan*: the true calls with their exact argument text and fragments, how their
+metadata travels, the interleaving, the noise around them, how the stream ends, and the
+transport. A spec may instead carry literal events or literal SSE bytes, for what a plan cannot
+express; then its expectation must be written out (``Expected``), since no oracle can derive it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from callstream.reference import CallKind, Limits, Tool
+
+__all__ = [
+    "CallPlan",
+    "Ending",
+    "Expected",
+    "ExpectedCall",
+    "Noise",
+    "Scenario",
+    "Splitting",
+    "StreamSpec",
+    "Transport",
+]
+
+IdPolicy = Literal["once", "every", "changing", "omit", "empty", "numeric"]
+"""How a call's id travels: on its first delta only (OpenAI), on every delta (LiteLLM, quirk C4),
+a new one on every delta (LM Studio, C3), never, as ``""`` (Gemini), or as a number (C7)."""
+NamePolicy = Literal["once", "every", "late", "omit"]
+"""How the function name travels: first delta only, every delta (C5), on the second delta (C6),
+never."""
+Schedule = Literal["sequential", "interleaved", "whole", "together"]
+"""Sequential calls (OpenAI); fragments round-robin across calls (C15); each call whole in one
+delta (Groq, Ollama: C8); all calls whole in one delta (Mistral)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallPlan:
+    """One true call and how it is sent."""
+
+    name: str | None
+    arguments: str
+    """The exact argument text the model produced; for a custom call, its input text."""
+    fragments: tuple[str, ...]
+    """How ``arguments`` is cut; their concatenation is ``arguments`` (unless ``snapshots``)."""
+    kind: CallKind = "function"
+    """``function`` (``function.arguments`` deltas) or ``custom`` (a Chat Completions custom
+    tool call: ``type: custom`` and ``custom.input`` deltas)."""
+    id: str | None = None
+    choice: int = 0
+    index: int | None = None
+    """The tool-call index on the wire; None means "its position" (see ``omit_index``)."""
+    omit_index: bool = False
+    """Send no ``index`` at all (Gemini's OpenAI endpoint, quirk C1)."""
+    id_policy: IdPolicy = "once"
+    name_policy: NamePolicy = "once"
+    type_every: bool = False
+    """Repeat ``type: function`` on every delta (OpenRouter, quirk C4)."""
+    header_arguments: bool = False
+    """The first fragment rides in the header delta (llama.cpp, quirk C9)."""
+    arguments_as_value: bool = False
+    """Send the parsed arguments object instead of a string (quirk C32)."""
+    snapshots: bool = False
+    """Each delta repeats everything so far (cumulative snapshots, quirk C10)."""
+    legacy: bool = False
+    """Send as the legacy ``delta.function_call`` (quirk C27)."""
+    extra_content: Mapping[str, Any] | None = None
+    """Provider data on the call (Gemini's ``extra_content``, quirk C28)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Noise:
+    """What surrounds the calls."""
+
+    role: bool = True
+    """A first delta with ``role: assistant``."""
+    role_every: bool = False
+    """``role`` repeated on every delta (OpenRouter, quirk C29)."""
+    content: str | None = None
+    """Text content before the calls."""
+    usage: bool = False
+    """A final usage chunk with ``choices: []`` (``stream_options.include_usage``)."""
+    usage_every: bool = False
+    """``usage`` on every chunk (vLLM, quirk C23)."""
+    empty_first: bool = False
+    """Azure's first chunk: ``choices: []``, blank id and no usage (quirk C21)."""
+    keepalive: int = 0
+    """Comment lines (``: keep-alive``) between events."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How each choice, and then the stream, ends."""
+
+    finish: str | None = "tool_calls"
+    """The finish reason of every choice; None sends none."""
+    finish_with_last: bool = False
+    """The finish reason rides in the same chunk as the last deltas (Mistral, quirk C19)."""
+    after_finish: tuple[str, ...] = ()
+    """Chunks after the finish (quirk C20): ``usage_chunk`` (OpenRouter's usage chunk with a
+    choice and no finish), ``duplicate_finish``, ``late_delta`` (a tool delta after finish)."""
+    error: Literal["nested", "flat", "openrouter", "event"] | None = None
+    """An in-band error ends the stream after the calls' fragments (quirk C26)."""
+    done: bool = True
+    """``data: [DONE]`` at the end."""
+    cut: bool = False
+    """The stream stops inside its last event, with no blank line (quirk T9)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Transport:
+    """How events become bytes."""
+
+    newline: Literal["lf", "crlf", "cr", "mixed"] = "lf"
+    space: bool = True
+    """``data: x`` (True) or ``data:x``."""
+    bom: bool = False
+    event_lines: bool = False
+    """Precede each data line with ``event: message``."""
+    multiline: bool = False
+    """Send each payload as pretty-printed JSON over several ``data:`` lines (quirk T5)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Splitting:
+    """How the SSE bytes are cut into transport chunks."""
+
+    kind: Literal["whole", "bytes", "pairs", "random", "offsets"]
+    seed: int = 0
+    offsets: tuple[int, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """A short name for reports: ``whole``, ``bytes``, ``pairs``, ``random-3``, ``at-5,9``."""
+        if self.kind == "random":
+            return f"random-{self.seed}"
+        if self.kind == "offsets":
+            return "at-" + ",".join(map(str, self.offsets))
+        return self.kind
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedCall:
+    """What one call must become. ``None`` fields are not checked."""
+
+    status: Literal["ready", "rejected"]
+    reason: str | None = None
+    choice: int = 0
+    index: int = 0
+    id: str | None = None
+    name: str | None = None
+    arguments_text: str | None = None
+    arguments: Any = None
+    check_arguments: bool = False
+    """True when ``arguments`` is to be compared (it may legitimately be None)."""
+    synthetic_id: bool = False
+    """The id is made up by the implementation: any non-empty string is accepted."""
+    release_offset: int | None = None
+    """The stream byte whose arrival may first release the call (C4); None: not checked."""
+    wire_index: int | None = None
+    """The tool-call index the call had on the wire, where it differs from ``index`` (compacted
+    indices, quirk C14); None: not checked."""
+    not_validated: bool = False
+    """A custom call whose format (a lark grammar) the oracle does not check: it is expected
+    ready, since the provider constrains the model with the grammar, and an implementation that
+    reports validation (as the reference's ``not_validated``) should say it was not checked."""
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """What the whole stream must become under one profile."""
+
+    calls: tuple[ExpectedCall, ...]
+    findings: frozenset[str] = frozenset()
+    """Quirk ids a finding-reporting implementation should record (lenient profile)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSpec:
+    """A scenario's stream: a plan, literal events, or literal SSE bytes, and its tearing."""
+
+    tools: tuple[Tool, ...]
+    calls: tuple[CallPlan, ...] = ()
+    choices: int = 1
+    schedule: Schedule = "sequential"
+    noise: Noise = field(default_factory=Noise)
+    ending: Ending = field(default_factory=Ending)
+    transport: Transport = field(default_factory=Transport)
+    limits: Limits = field(default_factory=Limits)
+    literal_events: tuple[Any, ...] | None = None
+    """Chunk payloads (dicts), ``"[DONE]"``, or ``{"event": name, "data": text}``."""
+    literal_sse: bytes | None = None
+    expected: Mapping[str, Expected] | None = None
+    """Written-out expectations per profile; required for literal streams."""
+
+    @property
+    def literal(self) -> bool:
+        """True when the stream is given as events or bytes rather than planned."""
+        return self.literal_events is not None or self.literal_sse is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A scenario of the corpus: a stream, what it certifies, and how to run it."""
+
+    id: str
+    """Stable and never reused: reports and regressions refer to it."""
+    title: str
+    rules: tuple[str, ...]
+    spec: StreamSpec
+    tags: tuple[str, ...] = ()
+    quirks: tuple[str, ...] = ()
+    """Quirk ids of research/wire_formats.md §7 the stream reproduces."""
+    provenance: tuple[str, ...] = ()
+    """Links to the public bugs it reproduces."""
+    kind: Literal["must", "must-not", "impl-defined"] = "must"
+    profiles: tuple[str, ...] = ("lenient", "strict")
+    splittings: tuple[Splitting, ...] = ()
+    """Empty means the default set (whole, bytes, pairs, 5 random)."""
+    source: str = ""
+    """``path:line`` where the scenario is defined."""

@@ -1,0 +1,17 @@
+"""``callstream fuzz``: generated streams against an implementation, shrunk finds kept as YAML.
+Needs the ``fuzz`` extra (Hypothesis).
+
+- ``search`` — the search, its workers and their supervisor, shrinking and minimising a find.
+"""
+
+from .search import FUZZ_PROFILES, FuzzResult, database_for, describe, fuzz, minimise, settings_for
+
+__all__ = [
+    "FUZZ_PROFILES",
+    "FuzzResult",
+    "database_for",
+    "describe",
+    "fuzz",
+    "minimise",
+    "settings_for",
+]

@@ -1,0 +1,1165 @@
+"""``callstream fuzz``: generated streams against an implementation, shrunk finds kept as YAML.
+
+The generators (``callstream.strategies``) draw a Scenario and a splitting; the same oracle, checks
+and case runner as ``callstream run`` judge it. Hypothesis shrinks a failure to a minimal
+scenario, which is written out under ``scenarios/regressions/`` (the example database is a
+cache, not a corpus), with the same reports as ``run``.
+
+Settings profiles are built here explicitly, never inherited from the ``ci`` profile Hypothesis
+loads by itself when ``CI`` is set:
+
+- ``dev``: randomised, a local example database;
+- ``ci``: derandomised, bounded, no database;
+- ``nightly``: randomised, time-budgeted, a shared example database (a folder, or Redis),
+  read-only unless ``--db-write`` is given.
+
+The search runs in worker processes that the command's own process supervises, so nothing an
+implementation does can end the command or keep it waiting. In a worker the implementation
+runs in process, at full speed: a ``SystemExit``, ``KeyboardInterrupt`` or other
+``BaseException`` it raises is its crash, and a stream it takes too long over is interrupted
+by a signal. What cannot be caught there (the process ended by ``os._exit`` or a signal, a
+timeout swallowed or never delivered) the supervisor notices: it kills a worker stuck past the
+timeout, and replays the example the worker was running, which each worker writes down before
+running it, in a new worker where every stream runs in a process of its own. There it fails
+``no_crash`` or ``no_hang`` and is shrunk like any failure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import faulthandler
+import itertools
+import math
+import multiprocessing
+import os
+import pickle
+import signal
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection, wait
+from multiprocessing.context import ForkContext, SpawnContext
+from pathlib import Path
+from typing import Any, Protocol, TextIO
+
+from hypothesis import HealthCheck, Phase, Verbosity, assume, given, seed, settings
+from hypothesis import strategies as st
+from hypothesis.database import (
+    DirectoryBasedExampleDatabase,
+    ExampleDatabase,
+    ReadOnlyDatabase,
+    choices_to_bytes,
+)
+from hypothesis.errors import Flaky, Unsatisfiable
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from .. import strategies
+from ..connect.connectables import load_implementation
+from ..connect.processes import WorkerContext, worker_context
+from ..core.case import CaseResult, run_case
+from ..core.checks import CHECKS, Failure
+from ..core.declaration import Implementation
+from ..core.rendering import render
+from ..core.spec import Scenario, Splitting, StreamSpec
+from ..core.split import chunkings
+from ..corpus.regressions import REGRESSIONS, regression_id, reproduce_command, write_regression
+from ..errors import HarnessError, ImplementationExit, StreamTimeout, UsageError
+from ..reports import ReportWriter, new_run_folder
+
+__all__ = [
+    "FUZZ_PROFILES",
+    "FuzzProgress",
+    "FuzzResult",
+    "ImplementationExit",
+    "database_for",
+    "describe",
+    "fuzz",
+    "make_fuzz_progress",
+    "minimise",
+    "settings_for",
+]
+
+FUZZ_PROFILES = ("dev", "ci", "nightly")
+_BATCH = 500
+"""Examples per Hypothesis run when fuzzing for a duration (each batch with a fresh seed)."""
+
+
+@dataclass
+class FuzzResult:
+    """What a fuzzing session found."""
+
+    examples: int = 0
+    elapsed: float = 0.0
+    found: CaseResult | None = None
+    """The shrunk failing case, if any."""
+    scenario: Scenario | None = None
+    regression: Path | None = None
+    report: Path | None = None
+    labels: set[str] = field(default_factory=set)
+    implementation: str = ""
+    found_after: int | None = None
+    """The examples run when the first failure came up (before shrinking)."""
+
+    @property
+    def exit_code(self) -> int:
+        """0 nothing found, 1 the implementation failed (as ``callstream run``)."""
+        return 0 if self.found is None else 1
+
+
+def database_for(where: str | None, *, profile: str, writable: bool) -> ExampleDatabase | None:
+    """The example database for a profile: none for ``ci``; a folder or Redis otherwise."""
+    if profile == "ci":
+        return None
+    location = where or ".hypothesis/callstream"
+    if location.startswith("redis://"):
+        try:
+            import redis  # type: ignore[import-not-found]
+            from hypothesis.extra.redis import RedisExampleDatabase
+        except ImportError:
+            raise UsageError("--db redis://… needs the redis package: pip install redis") from None
+        database: ExampleDatabase = RedisExampleDatabase(redis.Redis.from_url(location))
+    else:
+        database = DirectoryBasedExampleDatabase(location)
+    if profile == "nightly" and not writable:
+        return ReadOnlyDatabase(database)
+    return database
+
+
+def settings_for(profile: str, *, max_examples: int, database: ExampleDatabase | None) -> settings:
+    """The Hypothesis settings of a fuzz profile, every field that matters set explicitly.
+
+    ``ci`` is derandomised, which in Hypothesis means no database; the randomised profiles keep
+    ``database`` and let Hypothesis choose each run's seed (``@seed`` would turn the database
+    off too). Hypothesis prints nothing (``Verbosity.quiet``): the command reports for itself,
+    and a stopped randomised search would otherwise print a "reproduce with @seed" line."""
+    if profile not in FUZZ_PROFILES:
+        raise UsageError(f"unknown fuzz profile {profile!r}; known: {', '.join(FUZZ_PROFILES)}")
+    return settings(
+        max_examples=max_examples,
+        derandomize=profile == "ci",
+        database=None if profile == "ci" else database,
+        deadline=None,
+        print_blob=False,
+        verbosity=Verbosity.quiet,
+        report_multiple_bugs=False,
+        # Hill-climbing on target() scores pays off over long runs, not in a bounded CI budget;
+        # the explain phase (which parts of a shrunk example could vary) cost two thirds of
+        # the time after a find and says nothing the saved scenario does not.
+        phases=tuple(
+            p
+            for p in Phase
+            if p is not Phase.explain and (profile != "ci" or p is not Phase.target)
+        ),
+        suppress_health_check=list(HealthCheck),
+    )
+
+
+class _Found(AssertionError):
+    """Raised in the property when a case fails; Hypothesis shrinks it."""
+
+
+class _Stop(BaseException):
+    """Raised in the property to end a search early (time is up, or another worker found a
+    failure). Not an Exception, so Hypothesis lets it through instead of shrinking it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Search:
+    """What one search process does: its share of the budget and its own seeds."""
+
+    profile: str
+    examples: int | None
+    deadline: float | None
+    """``time.time()`` at which to stop (wall clock, so worker processes agree)."""
+    database: str | None
+    database_writable: bool
+    timeout: float
+    """Seconds one example's stream may take before it fails ``no_hang``."""
+    shrink_time: float
+    """Seconds shrinking a failure may take (each step of a hang costs ``timeout``)."""
+    worker: int = 0
+    workers: int = 1
+    seed: int | None = None
+    """Where the search starts (``--seed``): each run ``batch`` of it draws from
+    ``seed + batch``. None lets Hypothesis choose (or derandomise, under ci)."""
+    replay: bytes | None = None
+    """The pickled choices of an example that ended a worker: replay it alone, every stream in
+    a process of its own, and shrink it."""
+
+
+@dataclass
+class _Outcome:
+    examples: int = 0
+    labels: set[str] = field(default_factory=set)
+    failing: tuple[Scenario, CaseResult] | None = None
+    found_after: int | None = None
+    replayed: tuple[Scenario, Splitting] | None = None
+    """The first example a replaying worker ran (the one that ended a worker before)."""
+
+
+Tick = Callable[[int, AbstractSet[str], bool], None]
+"""Told the examples run so far, the labels the generators attached to draws (the distinct
+events seen), and whether a failure was found."""
+
+Run = Callable[[Scenario, str, Splitting], CaseResult]
+"""Runs one case (scenario, profile, splitting) on the implementation, whatever it does."""
+
+
+def fuzz(
+    implementation: Implementation,
+    *,
+    profile: str = "dev",
+    max_examples: int | None = None,
+    duration: float | None = None,
+    workers: int = 1,
+    timeout: float = 10.0,
+    shrink_time: float = 120.0,
+    database: str | None = None,
+    database_writable: bool = False,
+    save_regressions: Path | None = REGRESSIONS,
+    seed: int | None = None,
+    out: Path | None = None,
+    argv: list[str] | None = None,
+    progress: FuzzProgress | None = None,
+) -> FuzzResult:
+    """Fuzz ``implementation`` until a failure is found and shrunk, the example budget is spent
+    or ``duration`` seconds have passed, in ``workers`` processes that share the example
+    database and split the budget (each loads the implementation from its connectable). A
+    stream that takes over ``timeout`` seconds fails ``no_hang``, and one that ends the worker
+    process fails ``no_crash``; shrinking stops after ``shrink_time`` seconds with the smallest
+    failure seen, which :func:`minimise` then cuts down further. With ``seed``, the same seed,
+    budget and implementation draw the same examples (Hypothesis uses no database then)."""
+    if profile not in FUZZ_PROFILES:
+        raise UsageError(f"unknown fuzz profile {profile!r}; known: {', '.join(FUZZ_PROFILES)}")
+    if duration is not None and profile == "ci":
+        raise UsageError("the ci profile is bounded by --max-examples, not by --duration")
+    if workers < 1:
+        raise UsageError(f"--workers must be at least 1, not {workers}")
+    for name, seconds in (("timeout", timeout), ("shrink time", shrink_time)):
+        if not 0 < seconds < math.inf:
+            raise UsageError(f"the {name} must be a positive number of seconds, not {seconds}")
+    if duration is None and max_examples is None:
+        max_examples = 1000
+    database_for(database, profile=profile, writable=database_writable)  # fail early on a bad --db
+    started = time.monotonic()
+    search = _Search(
+        profile,
+        max_examples,
+        None if duration is None else time.time() + duration,
+        database,
+        database_writable,
+        timeout,
+        shrink_time,
+        workers=workers,
+        seed=seed,
+    )
+    shown = progress or _Quiet()
+    shown.start(max_examples, duration)
+    try:
+        outcome = _supervise(implementation, search, shown)
+        # The final count, all workers.
+        shown.update(outcome.examples, outcome.labels, outcome.failing is not None)
+    finally:
+        shown.finish()
+    result = FuzzResult(
+        examples=outcome.examples,
+        elapsed=time.monotonic() - started,
+        labels=outcome.labels,
+        implementation=implementation.connectable,
+        found_after=outcome.found_after,
+    )
+    if outcome.failing is not None:
+        scenario, case = outcome.failing
+        scenario = dataclasses.replace(
+            scenario,
+            id=regression_id(scenario.spec, implementation.connectable),
+            title="found by callstream fuzz: "
+            + (case.failures[0].check if case.failures else case.outcome),
+            provenance=(
+                f"callstream fuzz --impl {implementation.connectable} --profile {profile}",
+            ),
+        )
+        result.found = case
+        result.scenario = scenario
+        if save_regressions is not None:
+            result.regression = write_regression(
+                scenario, save_regressions, implementation=implementation.connectable
+            )
+    result.report = _write_report(implementation, result, out, argv or [])
+    return result
+
+
+def minimise(
+    implementation: Implementation, scenario: Scenario, case: CaseResult, *, timeout: float = 10.0
+) -> tuple[Scenario, CaseResult]:
+    """Shrink a found stream further, where Hypothesis's shrinker stopped at a local minimum:
+    drop whole calls, then tools no call names, one at a time, for as long as the stream stays
+    one the oracle predicts, the reference passes it, and the implementation still fails it on
+    the same check. Hypothesis shrinks the choices that drew the stream; this shrinks the
+    stream itself, so a call that only came along for the ride goes. The implementation runs
+    in this process, each stream interrupted after ``timeout`` seconds."""
+    run = _InProcess(implementation, timeout)
+    return _minimise(implementation.declaration.profile, scenario, case, run)
+
+
+def _minimise(
+    profile: str, scenario: Scenario, case: CaseResult, run: Run
+) -> tuple[Scenario, CaseResult]:
+    wanted = case.failures[0].check if case.failures else None
+    reference = load_implementation(_REFERENCES[profile]).factory
+    (splitting,) = scenario.splittings or (Splitting("whole"),)
+    progress = True
+    while progress:
+        progress = False
+        for spec in _smaller(scenario.spec):
+            if not strategies.predictable(spec):
+                continue
+            fitted = _within(splitting, render(spec).data)
+            trial = strategies.scenario_for(spec, (fitted,))
+            if run_case(trial, profile, fitted, reference).outcome != "passed":
+                continue
+            again = run(trial, profile, fitted)
+            if again.outcome == "failed" and again.failures and again.failures[0].check == wanted:
+                scenario, case, progress = trial, again, True
+                break
+    return scenario, case
+
+
+_REFERENCES = {
+    "lenient": "py:callstream.implementations:reference",
+    "strict": "py:callstream.implementations:reference_strict",
+}
+
+
+def _within(splitting: Splitting, data: bytes) -> Splitting:
+    """An offsets splitting without the offsets past the end of ``data``, a shorter stream than
+    the one it was drawn for: the cut is the same (cutting ignores them), and the scenario file
+    it is saved in, which refuses them, loads."""
+    if splitting.kind != "offsets":
+        return splitting
+    offsets = tuple(offset for offset in splitting.offsets if 0 < offset < len(data))
+    return Splitting("offsets", offsets=offsets) if offsets else Splitting("whole")
+
+
+def _smaller(spec: StreamSpec) -> Iterator[StreamSpec]:
+    """``spec`` without one of its calls, then without one of the tools no call names."""
+    if len(spec.calls) > 1:
+        for n in range(len(spec.calls)):
+            yield replace(spec, calls=spec.calls[:n] + spec.calls[n + 1 :])
+    named = {plan.name for plan in spec.calls}
+    if len(spec.tools) > 1:
+        for n, tool in enumerate(spec.tools):
+            if tool.name not in named:
+                yield replace(spec, tools=spec.tools[:n] + spec.tools[n + 1 :])
+
+
+# -- one search ---------------------------------------------------------------------------------
+
+
+def _search(
+    implementation: Implementation,
+    search: _Search,
+    run: Run,
+    beacon: _Beacon,
+    tick: Tick,
+    stopped: Callable[[], bool],
+    found: Callable[[Scenario, CaseResult, int], None],
+) -> _Outcome:
+    """One process's search: Hypothesis runs of at most ``_BATCH`` examples until the budget or
+    the time is spent or a failure is found and shrunk; or, replaying, one run that replays
+    ``search.replay`` and shrinks it. ``found`` is told of the first failure, before it is
+    shrunk."""
+    outcome = _Outcome()
+    db = database_for(search.database, profile=search.profile, writable=search.database_writable)
+    claimed_profile = implementation.declaration.profile
+    failing: list[tuple[Scenario, CaseResult]] = []
+
+    shrink_until: list[float] = []
+
+    def check(scenario: Scenario, data: st.DataObject) -> None:
+        assume(implementation.declaration.skips(scenario) is None)
+        raw = render(scenario.spec).data
+        splitting = data.draw(strategies.splittings(raw), label="splitting")
+        # Stop only once every draw of the example is made: Hypothesis replays examples from
+        # its database, and one that stopped drawing early would read as inconsistent data
+        # generation (FlakyStrategyDefinition). Each worker runs one example at least, however
+        # long its process took to start.
+        now = time.time()
+        late = search.deadline is not None and now >= search.deadline
+        if not failing and outcome.examples and (stopped() or late):
+            raise _Stop
+        if shrink_until and now >= shrink_until[0]:
+            raise _Stop  # shrinking ran out of time: keep the smallest failure seen so far
+        outcome.examples += 1
+        if outcome.replayed is None and search.replay is not None:
+            outcome.replayed = (scenario, _replayable(splitting, raw))
+        beacon.example(outcome.examples, data)
+        case = run(scenario, claimed_profile, splitting)
+        if case.outcome == "failed":
+            kept = dataclasses.replace(scenario, splittings=(_replayable(splitting, raw),))
+            if outcome.found_after is None:
+                outcome.found_after = outcome.examples
+                shrink_until.append(time.time() + search.shrink_time)
+                found(kept, case, outcome.examples)
+            failing.append((kept, case))
+            tick(outcome.examples, strategies.seen_events(), True)
+            raise _Found(case.failures[0].message if case.failures else case.outcome)
+        tick(outcome.examples, strategies.seen_events(), bool(failing))
+
+    def attempt(examples: int, batch: int) -> bool:
+        """One Hypothesis run; True when it found (and shrank) a failure."""
+
+        chosen = settings_for(search.profile, max_examples=examples, database=db)
+        if search.replay is not None:
+            replay = _Replay(pickle.loads(search.replay), db)
+            phases = (Phase.reuse, Phase.shrink)
+            chosen = settings(chosen, derandomize=False, database=replay, phases=phases)
+        elif search.profile != "ci" and batch != search.worker:
+            # The database's examples are replayed by each worker's first run only.
+            chosen = settings(
+                chosen, phases=tuple(p for p in chosen.phases if p is not Phase.reuse)
+            )
+
+        @given(scenario=strategies.scenarios(), data=st.data())
+        @chosen
+        def property(scenario: Scenario, data: st.DataObject) -> None:
+            check(scenario, data)
+
+        # derandomised (ci): the first run's seed comes from the test, the others' from here
+        if search.seed is not None:
+            test = seed(search.seed + batch)(property)
+        elif search.profile == "ci" and batch:
+            test = seed(0xCA11 + batch)(property)
+        else:
+            test = property
+        try:
+            test()
+        except (_Found, Flaky):
+            if not failing:
+                raise
+            return True
+        except (_Stop, Unsatisfiable):
+            return False
+        return False
+
+    budget = search.examples
+    if budget is not None:  # this worker's share
+        budget = budget // search.workers + (search.worker < budget % search.workers)
+    for batch in itertools.count(search.worker, search.workers):
+        if search.replay is not None:
+            size = 1
+        elif search.deadline is None:
+            assert budget is not None
+            size = budget
+        else:
+            size = _BATCH if budget is None else min(_BATCH, budget - outcome.examples)
+        if size <= 0 or attempt(size, batch) or stopped() or search.deadline is None:
+            break
+        if time.time() >= search.deadline:
+            break
+    outcome.labels = set(strategies.seen_events())
+    if failing:
+        outcome.failing = failing[-1]  # Hypothesis replays the shrunk example last
+    return outcome
+
+
+class _Replay(ExampleDatabase):
+    """A database that holds one example, for Hypothesis to replay and shrink; what shrinking
+    saves goes on to ``saved`` (the user's database, when there is one).
+
+    The example is offered as a *secondary* entry (one that once failed on the way to a
+    smaller failure): Hypothesis replays secondary entries and shrinks what still fails, where
+    it takes a primary entry for a failure it has already shrunk."""
+
+    def __init__(self, choices: Iterable[Any], saved: ExampleDatabase | None) -> None:
+        super().__init__()
+        self._example = choices_to_bytes(choices)
+        self._saved = saved
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        """The example under the secondary key, nothing under the others."""
+        if key.endswith(b".secondary"):
+            yield self._example
+
+    def save(self, key: bytes, value: bytes) -> None:
+        """Saved on to the user's database."""
+        if self._saved is not None:
+            self._saved.save(key, value)
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        """Deleted from the user's database."""
+        if self._saved is not None:
+            self._saved.delete(key, value)
+
+
+# -- running one case ---------------------------------------------------------------------------
+
+
+class _InProcess:
+    """Cases run in this process: the implementation's ``BaseException`` becomes its crash, and
+    a signal interrupts a stream after ``timeout`` seconds. A stream whose implementation
+    catches that interruption and carries on still fails ``no_hang``; one that never gives
+    control back is for the supervising process to notice."""
+
+    def __init__(self, implementation: Implementation, timeout: float) -> None:
+        self.factory = _contained(implementation.factory)
+        self.exposed = implementation.declaration.observables
+        self.timeout = timeout
+
+    def __call__(self, scenario: Scenario, profile: str, splitting: Splitting) -> CaseResult:
+        try:
+            with _time_limit(self.timeout) as timer:
+                case = run_case(scenario, profile, splitting, self.factory, self.exposed)
+        except StreamTimeout:  # the signal came between two calls into the implementation
+            return _failed(scenario, profile, splitting, "no_hang", self._late())
+        if timer.fired and not any(failure.check == "no_hang" for failure in case.failures):
+            message = self._late() + ", and the implementation caught the interruption"
+            return _failed(scenario, profile, splitting, "no_hang", message)
+        return case
+
+    def _late(self) -> str:
+        return f"the implementation did not finish the stream within {self.timeout:g} s"
+
+
+class _Isolated:
+    """Cases run each in a process of its own, forked from this one where the platform can
+    fork: one that ends its process fails ``no_crash``, one still running after ``timeout``
+    seconds is killed and fails ``no_hang``."""
+
+    def __init__(self, connectable: str, timeout: float) -> None:
+        self.connectable = connectable
+        self.timeout = timeout
+        methods = multiprocessing.get_all_start_methods()
+        self.context: ForkContext | SpawnContext = multiprocessing.get_context(
+            "fork" if "fork" in methods else "spawn"
+        )  # type: ignore[assignment]
+
+    def __call__(self, scenario: Scenario, profile: str, splitting: Splitting) -> CaseResult:
+        receive, send = self.context.Pipe(duplex=False)
+        task = (self.connectable, scenario, profile, splitting, self.timeout, send)
+        process = self.context.Process(target=_run_alone, args=task, daemon=True)
+        process.start()
+        send.close()
+        answered = False
+        message: tuple[str, Any] | None = None
+        try:
+            # The process interrupts itself at the timeout; killed only if that did not work.
+            answered = receive.poll(self.timeout + min(1.0, self.timeout))
+            if answered:
+                message = receive.recv()
+        except EOFError:  # it ended without answering
+            pass
+        finally:
+            receive.close()
+            if answered:  # it answered, or ended: it ends by itself, with its own exit status
+                process.join(1.0)
+            if process.exitcode is None:
+                process.kill()
+                process.join()
+        if message is not None:
+            kind, payload = message
+            if kind == "error":
+                raise HarnessError(f"the harness could not run a case: {payload}")
+            result: CaseResult = payload
+            return result
+        if not answered:
+            how = f"did not finish the stream within {self.timeout:g} s and was killed"
+            return _failed(scenario, profile, splitting, "no_hang", f"the implementation {how}")
+        how = f"ended the process running the stream ({_how(process)})"
+        return _failed(scenario, profile, splitting, "no_crash", f"the implementation {how}")
+
+
+def _run_alone(
+    connectable: str,
+    scenario: Scenario,
+    profile: str,
+    splitting: Splitting,
+    timeout: float,
+    send: Connection,
+) -> None:
+    """A process of one case: run it, send the verdict."""
+    # A crash is the expected end of this process, not news: no fault handler's stack dump.
+    faulthandler.disable()
+    try:
+        # Interrupted in process first, so an implementation that can be interrupted gives
+        # the same verdict here as in a search process; the parent kills it otherwise.
+        run = _InProcess(load_implementation(connectable), timeout)
+        answer: tuple[str, Any] = ("result", run(scenario, profile, splitting))
+    except Exception:
+        answer = ("error", traceback.format_exc())
+    send.send(answer)
+    send.close()
+
+
+def _contained(factory: Callable[..., Any]) -> Callable[..., Any]:
+    """``factory`` whose assemblers raise :class:`ImplementationExit` for what they raise that
+    is not an ``Exception`` (``observe`` records an ``Exception`` as the crash), and hand back
+    their results as lists, so a generator's exceptions come out here too."""
+
+    def make(**arguments: Any) -> Any:
+        return _Contained(_call(factory, "the factory", **arguments))
+
+    return make
+
+
+class _Contained:
+    """An assembler whose ``feed`` and ``close`` raise only ``Exception``; other attributes
+    (``findings``) are the assembler's own."""
+
+    def __init__(self, assembler: Any) -> None:
+        self._assembler = assembler
+
+    def feed(self, data: bytes) -> Any:
+        return _call(self._assembler.feed, "feed()", data)
+
+    def close(self) -> Any:
+        return _call(self._assembler.close, "close()")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._assembler, name)
+
+
+def _call(function: Callable[..., Any], where: str, *args: Any, **kwargs: Any) -> Any:
+    try:
+        results = function(*args, **kwargs)
+        return list(results) if isinstance(results, Iterator) else results
+    except Exception:
+        raise
+    except BaseException as exc:
+        raise ImplementationExit(
+            f"{exc!r} came out of {where}; it would have ended the fuzzing process"
+        ) from exc
+
+
+def _failed(
+    scenario: Scenario, profile: str, splitting: Splitting, check: str, message: str
+) -> CaseResult:
+    """The verdict on a case whose implementation did not come back from a stream."""
+    rules = next(known.rules for known in CHECKS if known.name == check)
+    failure = Failure(check, rules, message)
+    return CaseResult.of(scenario, profile, splitting, "failed", failures=(failure,))
+
+
+def _how(process: Any) -> str:
+    """How a process ended: ``exit code 3``, ``killed by SIGSEGV``."""
+    code = process.exitcode
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+@dataclass
+class _Timer:
+    fired: bool = False
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[_Timer]:
+    """Interrupt the implementation with :class:`StreamTimeout` (recorded as a hang, which
+    fails ``no_hang`` and is shrunk like any failure) when one example's stream takes longer
+    than ``seconds``; the timer says whether it fired. A signal timer, so only in a main thread
+    where SIGALRM exists: the command's worker processes; elsewhere the example runs
+    unbounded."""
+    timer = _Timer()
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        yield timer
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        timer.fired = True
+        raise StreamTimeout(f"the implementation did not finish the stream within {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield timer
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+# -- workers and their supervisor ---------------------------------------------------------------
+
+_REAP_TIMEOUT = 5.0
+"""Seconds a worker that reported may take to end before it is killed."""
+_BUSY, _EXAMPLE = 0, 1
+"""The slots of a worker's shared array: when its current stream started (``time.time()``, 0
+between streams), and the number of the example it is running."""
+
+
+class _Beacon:
+    """What a worker keeps its supervisor told without a message: when the stream it runs
+    started (to notice a hang no signal ends) and the choices of the example it runs (to
+    replay one that ends the process). Cheap enough for every example: a store into shared
+    memory, and a few hundred pickled choices written to a file."""
+
+    def __init__(self, shared: Any, path: str) -> None:
+        self.shared = shared
+        self.file = open(path, "wb")  # noqa: SIM115 (kept open for the life of the worker)
+
+    def example(self, number: int, data: st.DataObject) -> None:
+        """Write down the example about to run (every draw made)."""
+        # Hypothesis's own record of the example: the choices its database stores.
+        choices = pickle.dumps(data.conjecture_data.choices, protocol=pickle.HIGHEST_PROTOCOL)
+        os.pwrite(self.file.fileno(), choices, 0)
+        os.ftruncate(self.file.fileno(), len(choices))
+        self.shared[_EXAMPLE] = number
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """The clock the supervisor watches, while a stream runs."""
+        self.shared[_BUSY] = time.time()
+        try:
+            yield
+        finally:
+            self.shared[_BUSY] = 0.0
+
+
+class _Worker:
+    """A search process as its supervisor sees it."""
+
+    def __init__(
+        self,
+        context: WorkerContext,
+        connectable: str,
+        search: _Search,
+        scratch: str,
+        stop: Any,
+    ) -> None:
+        self.search = search
+        self.path = os.path.join(scratch, f"worker-{search.worker}-{id(self)}.example")
+        self.shared = context.Array("d", 2, lock=False)
+        self.conn, child = context.Pipe(duplex=False)
+        self.process = context.Process(
+            target=_work,
+            args=(connectable, search, child, stop, self.shared, self.path),
+            name=f"callstream-fuzz-{search.worker}",
+        )
+        self.process.start()
+        child.close()
+        self.examples = 0
+        self.failing = False
+        self.found: tuple[Scenario, CaseResult, int] | None = None
+        self.outcome: _Outcome | None = None
+        self.ended: str | None = None
+        """How the process ended, when it ended without reporting."""
+        self.hung = False
+
+    @property
+    def running(self) -> bool:
+        return self.outcome is None and self.ended is None
+
+    def overdue(self, limit: float) -> float:
+        """Seconds until the current stream is overdue (``math.inf`` between streams)."""
+        busy = self.shared[_BUSY]
+        return math.inf if not busy else busy + limit - time.time()
+
+    def read(self, labels: set[str]) -> None:
+        """Take every message the worker sent."""
+        while self.running and self.conn.poll():
+            try:
+                kind, *payload = self.conn.recv()
+            except (EOFError, OSError):
+                break
+            if kind == "tick":
+                self.examples, new, self.failing = payload
+                labels |= new
+            elif kind == "found":
+                self.found = (payload[0], payload[1], payload[2])
+                self.failing = True
+            elif kind == "error":
+                raise HarnessError(f"fuzz worker {self.search.worker} failed: {payload[0]}")
+            else:  # done
+                self.outcome = payload[0]
+                self.examples = self.outcome.examples
+                labels |= self.outcome.labels
+
+    def notice_end(self, limit: float, labels: set[str]) -> None:
+        """Mark the worker ended if its process is gone without reporting, or kill it if its
+        stream is overdue."""
+        if self.running and self.process.exitcode is not None:
+            self.read(labels)  # what it said just before it ended
+        if not self.running:
+            return
+        if self.process.exitcode is not None:
+            self.ended = _how(self.process)
+        elif self.overdue(limit) <= 0:
+            self.process.kill()
+            self.process.join()
+            self.hung = True
+            self.ended = f"killed after {limit:g} s in one stream"
+        if self.ended is not None:
+            self.examples = max(self.examples, int(self.shared[_EXAMPLE]))
+
+    def example(self) -> bytes | None:
+        """The choices of the example the worker last ran, if it ran any."""
+        try:
+            with open(self.path, "rb") as file:
+                return file.read() or None
+        except FileNotFoundError:
+            return None
+
+    def close(self) -> None:
+        """Reap the process, killed unless it reported and ends by itself."""
+        if self.outcome is not None:
+            self.process.join(_REAP_TIMEOUT)
+        if self.process.exitcode is None:
+            self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+
+def _supervise(implementation: Implementation, search: _Search, shown: FuzzProgress) -> _Outcome:
+    """Run ``search.workers`` searches in worker processes and watch them; the first failure
+    found stops the others (each ends at its next example) and is the result. A worker whose
+    process ends without reporting, or whose stream runs on well past the timeout (killed),
+    has its last example replayed in a new worker, alone and isolated, which shrinks it."""
+    context = worker_context(__name__)
+    stop = context.Event()
+    # Past the timeout, a worker's own signal has had its chance; then the process is killed.
+    limit = search.timeout + max(2.0, search.timeout)
+    connectable = implementation.connectable
+    labels: set[str] = set()
+    with tempfile.TemporaryDirectory(prefix="callstream-fuzz-") as scratch:
+        workers = [
+            _Worker(context, connectable, replace(search, worker=w), scratch, stop)
+            for w in range(search.workers)
+        ]
+        everyone = list(workers)
+        winner: _Worker | None = None
+        found_after: int | None = None
+        replaced: dict[_Worker, _Worker] = {}
+        try:
+            while any(worker.running for worker in workers):
+                live = [worker for worker in workers if worker.running]
+                soonest = min(worker.overdue(limit) for worker in live)
+                wait(
+                    [w.conn for w in live] + [w.process.sentinel for w in live],
+                    timeout=min(0.5, max(0.0, soonest)),
+                )
+                for worker in live:
+                    worker.read(labels)
+                    worker.notice_end(limit, labels)
+                    if winner is None and (worker.failing or worker.ended is not None):
+                        winner = worker
+                        others = sum(w.examples for w in everyone if w is not worker)
+                        found_after = others + (
+                            worker.found[2] if worker.found else worker.examples
+                        )
+                        stop.set()
+                    if worker.ended is not None and worker.search.replay is None:
+                        choices = worker.example()
+                        if worker is winner and choices is not None:
+                            again = replace(
+                                worker.search, replay=choices, deadline=None, examples=None
+                            )
+                            replacement = _Worker(context, connectable, again, scratch, stop)
+                            replaced[replacement] = worker
+                            workers.append(replacement)
+                            everyone.append(replacement)
+                            winner = replacement
+                shown.update(
+                    sum(w.examples for w in everyone),
+                    labels,
+                    winner is not None,
+                )
+        finally:
+            stop.set()
+            for worker in everyone:
+                worker.close()
+    outcome = _Outcome(
+        examples=sum(w.examples for w in everyone), labels=labels, found_after=found_after
+    )
+    if winner is not None:
+        outcome.failing = _verdict(winner, replaced.get(winner), implementation)
+    return outcome
+
+
+def _verdict(
+    winner: _Worker, ended: _Worker | None, implementation: Implementation
+) -> tuple[Scenario, CaseResult]:
+    """The failure the winning worker leaves: its shrunk find; else the find it reported before
+    it ended; else the find the worker it replaced reported; else, for a replay that did not
+    fail again, the example that ended the worker it replaced, failing as that worker did."""
+    if winner.outcome is not None and winner.outcome.failing is not None:
+        return winner.outcome.failing
+    for reported in (winner.found, None if ended is None else ended.found):
+        if reported is not None:
+            return reported[0], reported[1]
+    replayed = None if winner.outcome is None else winner.outcome.replayed
+    if ended is None or replayed is None:
+        raise HarnessError(
+            f"fuzz worker {winner.search.worker} ended ({winner.ended}) and the example it ran "
+            "could not be replayed"
+        )
+    scenario, splitting = replayed
+    profile = implementation.declaration.profile
+    kept = dataclasses.replace(scenario, splittings=(splitting,))
+    if ended.hung:
+        message = f"the implementation did not finish a stream: its worker was {ended.ended}"
+        case = _failed(kept, profile, splitting, "no_hang", message)
+    else:
+        message = f"the implementation ended its worker process ({ended.ended})"
+        case = _failed(kept, profile, splitting, "no_crash", message)
+    detail = "the example did not fail again when replayed in a process of its own"
+    return kept, dataclasses.replace(case, detail=detail)
+
+
+def _work(
+    connectable: str, search: _Search, conn: Connection, stop: Any, shared: Any, path: str
+) -> None:
+    """A worker process: loads the implementation, searches (or replays), cuts the find down
+    with :func:`minimise`'s pass, reports to the supervisor."""
+    # ^C is the supervisor's, which ends its workers: a KeyboardInterrupt here is the
+    # implementation's own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        implementation = load_implementation(connectable)
+        beacon = _Beacon(shared, path)
+        run: Run
+        if search.replay is None:
+            # A thread is fine here (this process never forks): it ends the worker if the
+            # supervisor dies, even while the implementation hangs.
+            threading.Thread(target=_exit_with_parent, daemon=True).start()
+            run = _InProcess(implementation, search.timeout)
+            stopped = stop.is_set
+        else:
+            run = _Isolated(connectable, search.timeout)
+            stopped = _never
+        last = [0.0]
+        sent: set[str] = set()
+
+        def watched(scenario: Scenario, profile: str, splitting: Splitting) -> CaseResult:
+            with beacon.running():
+                return run(scenario, profile, splitting)
+
+        def tick(examples: int, labels: AbstractSet[str], failing: bool) -> None:
+            now = time.monotonic()
+            if now - last[0] >= 0.25:
+                last[0] = now
+                conn.send(("tick", examples, labels - sent, failing))
+                sent.update(labels)
+
+        def found(scenario: Scenario, case: CaseResult, examples: int) -> None:
+            conn.send(("found", scenario, case, examples))
+
+        outcome = _search(implementation, search, watched, beacon, tick, stopped, found)
+        if outcome.failing is not None:
+            outcome.failing = _minimise(
+                implementation.declaration.profile, *outcome.failing, watched
+            )
+    except Exception as exc:
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("done", outcome))
+
+
+def _never() -> bool:
+    return False
+
+
+def _exit_with_parent() -> None:
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        parent.join()
+        os._exit(1)
+
+
+# -- progress -----------------------------------------------------------------------------------
+
+
+class FuzzProgress(Protocol):
+    """Where ``fuzz`` shows how the search goes."""
+
+    def start(self, examples: int | None, duration: float | None) -> None:
+        """The budget: examples, seconds, or both."""
+
+    def update(self, examples: int, labels: AbstractSet[str], failing: bool) -> None:
+        """Examples run so far (all workers), distinct events seen, whether a failure was
+        found (it is being shrunk until ``finish``)."""
+
+    def finish(self) -> None:
+        """The search is over."""
+
+
+def make_fuzz_progress(stream: TextIO) -> FuzzProgress:
+    """A live status line on a terminal, a plain line every ten seconds elsewhere (CI logs)."""
+    return _LiveStatus(stream) if stream.isatty() else _StatusLines(stream)
+
+
+class _Quiet:
+    def start(self, examples: int | None, duration: float | None) -> None:
+        pass
+
+    def update(self, examples: int, labels: AbstractSet[str], failing: bool) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+class _Status:
+    """The figures both displays show."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.examples = 0
+        self.events = 0
+        self.failing = False
+        self.done = False
+        self.budget: int | None = None
+        self.deadline: float | None = None
+
+    def start(self, examples: int | None, duration: float | None) -> None:
+        self.started = time.monotonic()
+        self.budget = examples
+        self.deadline = None if duration is None else self.started + duration
+
+    def record(self, examples: int, labels: AbstractSet[str], failing: bool) -> None:
+        self.examples, self.events, self.failing = examples, len(labels), failing
+
+    def text(self) -> str:
+        now = time.monotonic()
+        rate = self.examples / max(now - self.started, 1e-9)
+        budget = "" if self.budget is None else f"/{self.budget}"
+        parts = [
+            f"{self.examples}{budget} examples ({rate:.0f}/s)",
+            "0 failures"
+            if not self.failing
+            else "1 failure"
+            if self.done
+            else "1 failure, shrinking",
+            f"{self.events} distinct events",
+        ]
+        if self.deadline is not None:
+            parts.append(f"{_clock(max(0.0, self.deadline - now))} left")
+        elif self.budget and rate > 0 and not self.failing and not self.done:
+            parts.append(f"about {_clock((self.budget - self.examples) / rate)} left")
+        return ", ".join(parts)
+
+
+def _clock(seconds: float) -> str:
+    minutes, seconds = divmod(round(seconds), 60)
+    return f"{minutes}:{seconds:02d}"
+
+
+class _StatusLines(_Status):
+    """``callstream fuzz: 1200/3000 examples (41/s), 0 failures, 96 distinct events, …``
+    at most every ``interval`` seconds."""
+
+    def __init__(self, stream: TextIO, interval: float = 10.0) -> None:
+        super().__init__()
+        self._stream = stream
+        self._interval = interval
+        self._last = 0.0
+        self._was_failing = False
+
+    def start(self, examples: int | None, duration: float | None) -> None:
+        super().start(examples, duration)
+        self._last = time.monotonic()
+
+    def update(self, examples: int, labels: AbstractSet[str], failing: bool) -> None:
+        self.record(examples, labels, failing)
+        now = time.monotonic()
+        if now - self._last >= self._interval or (failing and not self._was_failing):
+            self._last = now
+            self._line()
+        self._was_failing = failing
+
+    def finish(self) -> None:
+        self.done = True
+        self._line()
+
+    def _line(self) -> None:
+        print(f"callstream fuzz: {self.text()}", file=self._stream, flush=True)
+
+
+class _LiveStatus(_Status):
+    """A status line redrawn in place (rich), four times a second."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__()
+        self._live = Live(console=Console(file=stream), refresh_per_second=4, transient=False)
+
+    def start(self, examples: int | None, duration: float | None) -> None:
+        super().start(examples, duration)
+        self._live.start()
+        self._live.update(Text(f"callstream fuzz: {self.text()}"))
+
+    def update(self, examples: int, labels: AbstractSet[str], failing: bool) -> None:
+        self.record(examples, labels, failing)
+        self._live.update(Text(f"callstream fuzz: {self.text()}"))
+
+    def finish(self) -> None:
+        self.done = True
+        self._live.update(Text(f"callstream fuzz: {self.text()}"))
+        self._live.stop()
+
+
+def _replayable(splitting: Splitting, data: bytes) -> Splitting:
+    """The splitting as a scenario file can hold it: a seeded random cut becomes its offsets."""
+    if splitting.kind != "random":
+        return splitting
+    (chunks,) = chunkings(data, splitting)
+    offsets = tuple(itertools.accumulate(len(chunk) for chunk in chunks[:-1]))
+    return Splitting("offsets", offsets=offsets) if offsets else Splitting("whole")
+
+
+def _write_report(
+    implementation: Implementation, result: FuzzResult, out: Path | None, argv: list[str]
+) -> Path:
+    folder = out if out is not None else new_run_folder()
+    with ReportWriter(folder) as writer:
+        writer.header(
+            {
+                "implementation": {
+                    "connectable": implementation.connectable,
+                    "name": implementation.name,
+                    "declaration": implementation.declaration.to_dict(),
+                },
+                "argv": argv,
+                "scenarios": 0 if result.found is None else 1,
+                "cases": 0 if result.found is None else 1,
+                "filter": None,
+            }
+        )
+        if result.found is not None:
+            writer.result(result.found)
+        writer.footer({"exit_code": result.exit_code, "stopped_early": False})
+        writer.render()
+    return folder
+
+
+def describe(result: FuzzResult) -> str:
+    """A closing summary for people."""
+    lines = [
+        f"{result.examples} examples in {result.elapsed:.1f} s "
+        f"({result.examples / max(result.elapsed, 1e-9):.0f}/s), "
+        f"{len(result.labels)} distinct events"
+    ]
+    if result.found is None:
+        lines.append("nothing found")
+    else:
+        case = result.found
+        name = case.scenario if result.scenario is None else result.scenario.id
+        after = "" if result.found_after is None else f" after {result.found_after} examples"
+        lines.append(f"FOUND {name} [{case.profile}-{case.splitting}]{after}, then shrunk")
+        lines += [f"  {f.check} ({f.pointer}): {f.message}" for f in case.failures]
+        if case.repro:
+            lines += ["repro:", case.repro]
+        if result.regression is not None:
+            rerun = reproduce_command(result.regression, result.implementation)
+            lines.append(f"saved: {result.regression} ({rerun} reproduces it)")
+    if result.report is not None:
+        lines.append(f"report: {result.report}")
+    return "\n".join(lines)
