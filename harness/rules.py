@@ -1,21 +1,56 @@
-"""The rules callstream certifies (REQUIREMENTS.md) and the openai-chat quirk ids
+"""The rules callstream certifies (REQUIREMENTS.md) and the quirk ids of each dialect
 (research/wire_formats.md §7) the corpus must cover, kept in the repo so lint and reports need
-nothing outside it."""
+nothing outside it.
+
+A rule id is plain (``C3``, "Truncation is not success"); a quirk id is qualified by the dialect
+whose streams show it (``openai-chat/C3``, "id changed without a name"). Each is its own type,
+so one never stands for the other and ``git grep -w C3`` finds the rule, ``git grep
+openai-chat/C3`` the quirk.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NewType
 
 __all__ = [
+    "DIALECT_QUIRKS",
     "NOT_CERTIFIABLE",
     "OPENAI_CHAT_QUIRKS",
     "RULES",
     "RULE_TEXT",
+    "QuirkId",
+    "RuleId",
     "failure_pointer",
+    "quirk_code",
+    "quirk_dialect",
+    "quirk_id",
     "rule_group",
+    "rule_ids",
 ]
 
-RULES: dict[str, str] = {
+RuleId = NewType("RuleId", str)
+"""A rule of REQUIREMENTS.md: ``A2``, ``C3``, ``R``."""
+QuirkId = NewType("QuirkId", str)
+"""A quirk of research/wire_formats.md §7, qualified by its dialect: ``openai-chat/C3``."""
+
+
+def quirk_id(dialect: str, code: str) -> QuirkId:
+    """The id of quirk ``code`` (``C3``) of ``dialect``: ``openai-chat/C3``."""
+    return QuirkId(f"{dialect}/{code}")
+
+
+def quirk_dialect(quirk: QuirkId) -> str:
+    """The dialect a quirk id names: ``openai-chat``."""
+    return quirk.partition("/")[0]
+
+
+def quirk_code(quirk: QuirkId) -> str:
+    """A quirk's code within its dialect, as §7 numbers it: ``C3``."""
+    return quirk.partition("/")[2]
+
+
+_RULE_TITLES = {
     "A1": "Buffer, don't parse per chunk",
     "A2": "Append arguments verbatim",
     "A3": "Set metadata, never concatenate it",
@@ -47,28 +82,47 @@ RULES: dict[str, str] = {
     "R": "Route rules (certify)",
 }
 
-NOT_CERTIFIABLE: dict[str, str] = {
-    "A8": "a preview is not part of the feed/close contract (tested in the reference's own tests)",
-    "C5": "openai-chat has no per-call done event (Responses and Anthropic have one)",
-    "C6": "the contract has no cancel step (tested in the reference's own tests)",
-    "R": "route rules are certified against live routes, not scenarios",
+RULES: dict[RuleId, str] = {RuleId(rule): title for rule, title in _RULE_TITLES.items()}
+"""Every rule of REQUIREMENTS.md, in its order, with its title."""
+
+NOT_CERTIFIABLE: dict[RuleId, str] = {
+    RuleId(rule): why
+    for rule, why in {
+        "A8": "a preview is not part of the feed/close contract (tested in the reference's own "
+        "tests)",
+        "C5": "openai-chat has no per-call done event (Responses and Anthropic have one)",
+        "C6": "the contract has no cancel step (tested in the reference's own tests)",
+        "R": "route rules are certified against live routes, not scenarios",
+    }.items()
 }
 """Rules that no openai-chat scenario can certify through the implementation contract, and why."""
 
-OPENAI_CHAT_QUIRKS: tuple[str, ...] = (
-    *(f"T{n}" for n in range(1, 13)),
-    *(f"C{n}" for n in range(1, 35)),
+OPENAI_CHAT_QUIRKS: tuple[QuirkId, ...] = tuple(
+    quirk_id("openai-chat", code)
+    for code in (*(f"T{n}" for n in range(1, 13)), *(f"C{n}" for n in range(1, 35)))
 )
 """§7's T1–T12 and C1–C33, and C34 (two distinct calls of one choice share an id), which the
-reference's quirk table adds with its sources (``callstream.reference._quirks``)."""
+reference's quirk table adds with its sources (``callstream.reference.QUIRKS``)."""
+
+DIALECT_QUIRKS: dict[str, tuple[QuirkId, ...]] = {"openai-chat": OPENAI_CHAT_QUIRKS}
+"""The quirk ids of each dialect: what its scenarios may cite and its corpus must cover."""
 
 
-def rule_group(rule: str) -> str:
+def rule_ids(*ids: str) -> tuple[RuleId, ...]:
+    """``ids`` as rule ids, each checked to be a rule of REQUIREMENTS.md (a typo fails at
+    import, not in a verdict)."""
+    for rule in ids:
+        if rule not in RULES:
+            raise ValueError(f"{rule!r} is not a rule of REQUIREMENTS.md")
+    return tuple(RuleId(rule) for rule in ids)
+
+
+def rule_group(rule: RuleId) -> str:
     """The group letter of a rule: ``A``, ``C``, ``V``, ``T``, ``E`` or ``R``."""
     return rule[0]
 
 
-def failure_pointer(rules: Sequence[str]) -> str:
+def failure_pointer(rules: Sequence[RuleId]) -> str:
     """The rules a failure is filed under and the command that explains the first, as every
     failure line shows them in its parentheses: ``A2, T1; callstream explain A2``."""
     if not rules:

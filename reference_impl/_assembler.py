@@ -56,7 +56,7 @@ class Assembler:
         self.dialect = dialect
         self.profile = profile
         tool_list = None if tools is None else list(tools)
-        self._findings = FindingLog()
+        self._findings = FindingLog(dialect)
         self._book = CallBook(
             tool_list,
             self.limits,

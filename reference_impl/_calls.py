@@ -28,7 +28,7 @@ from typing import Any
 
 from ._custom import InputFormat, input_format
 from ._model import CallKind, CallResult, Limits, Reason, Status, Tool
-from ._quirks import QUIRKS, FindingLog
+from ._quirks import FindingLog
 from ._validate import (
     ArgumentsError,
     closing_brackets,
@@ -344,7 +344,7 @@ class CallBook:
         """Record a quirk; under the strict profile, reject the call if the table says so."""
         where_choice = slot.choice if slot is not None else choice
         self.findings.record(quirk, detail, where_choice, None if slot is None else slot.index)
-        row = QUIRKS[quirk]
+        row = self.findings.quirk(quirk)
         if self.strict and row.strict == "reject" and slot is not None:
             self.reject(slot, row.reason, f"{quirk}: {detail} (rejected by the strict profile)")
 

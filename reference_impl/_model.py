@@ -197,6 +197,7 @@ class Finding:
     """A deviation from the strict profile, by quirk id (research/wire_formats.md §7)."""
 
     quirk: str
+    """The quirk's id, qualified by its dialect: ``openai-chat/C3``."""
     detail: str
     severity: str
     choice: int | None = None

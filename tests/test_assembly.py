@@ -186,7 +186,7 @@ def test_a_repeated_id_type_and_name_are_not_concatenated(profile: str) -> None:
     call = only_call(results)
     assert (call.id, call.name, call.status) == ("call_1", "get_weather", Status.READY)
     assert call.arguments == {"city": "Paris"}
-    assert {"C4", "C5"} <= quirks(findings)
+    assert {"openai-chat/C4", "openai-chat/C5"} <= quirks(findings)
 
 
 def test_a_changed_name_is_rejected_not_concatenated() -> None:
@@ -295,7 +295,7 @@ def test_a_name_after_the_arguments_belongs_to_the_same_call() -> None:
     call = only_call(results)
     assert call.ready
     assert (call.id, call.name, call.arguments) == ("call_1", "get_weather", {"city": "Paris"})
-    assert "C6" in quirks(findings)
+    assert "openai-chat/C6" in quirks(findings)
 
 
 def test_a_missing_index_falls_back_to_the_call_id() -> None:
@@ -320,7 +320,7 @@ def test_a_missing_index_falls_back_to_the_call_id() -> None:
         (1, "call_s", {"ticker": "ACME"}),
     ]
     assert all(result.ready for result in results)
-    assert "C1" in quirks(findings)
+    assert "openai-chat/C1" in quirks(findings)
 
 
 def test_sparse_wire_indices_are_routed_and_numbered_by_first_appearance() -> None:

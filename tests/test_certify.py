@@ -44,48 +44,48 @@ EXPECTED: dict[str, dict[str, tuple[str, set[tuple[Any, ...]]]]] = {
     "gemini": {
         "lenient": (
             "pass-with-findings",
-            each(PROBES, "index_contract", "C1", "warning")
-            | each(NOT_NAMED, "finish_reason", "C16", "warning"),
+            each(PROBES, "index_contract", "openai-chat/C1", "warning")
+            | each(NOT_NAMED, "finish_reason", "openai-chat/C16", "warning"),
         ),
         "strict": (
             "fail",
-            each(PROBES, "index_contract", "C1", "error")
-            | each(NOT_NAMED, "finish_reason", "C16", "error"),
+            each(PROBES, "index_contract", "openai-chat/C1", "error")
+            | each(NOT_NAMED, "finish_reason", "openai-chat/C16", "error"),
         ),
     },
     "ollama": {
         "lenient": (
             "pass-with-findings",
-            {("parallel-calls", "index_contract", "C2", "warning")},
+            {("parallel-calls", "index_contract", "openai-chat/C2", "warning")},
         ),
-        "strict": ("fail", {("parallel-calls", "index_contract", "C2", "error")}),
+        "strict": ("fail", {("parallel-calls", "index_contract", "openai-chat/C2", "error")}),
     },
     "litellm": {
         "lenient": (
             "fail",
-            each(PROBES, "identity_once", "C4", "warning")
-            | each(PROBES, "identity_once", "C5", "warning")
-            | each(WITH_A_WHOLE_CALL, "arguments_json", "C11", "error"),
+            each(PROBES, "identity_once", "openai-chat/C4", "warning")
+            | each(PROBES, "identity_once", "openai-chat/C5", "warning")
+            | each(WITH_A_WHOLE_CALL, "arguments_json", "openai-chat/C11", "error"),
         ),
     },
     "vllm": {
         "lenient": (
             "fail",
-            each(WITH_A_WHOLE_CALL, "arguments_json", "C12", "error")
-            | {("max-tokens-truncation", "finish_reason", "C17", "error")},
+            each(WITH_A_WHOLE_CALL, "arguments_json", "openai-chat/C12", "error")
+            | {("max-tokens-truncation", "finish_reason", "openai-chat/C17", "error")},
         ),
     },
     "openrouter": {
         "lenient": (
             "fail",
-            {("long-arguments", "stream_error", "C26", "error")}
-            | each(PROBES[1:], "after_finish", "C20", "warning")
-            | each(PROBES[1:], "usage", "C23", "warning"),
+            {("long-arguments", "stream_error", "openai-chat/C26", "error")}
+            | each(PROBES[1:], "after_finish", "openai-chat/C20", "warning")
+            | each(PROBES[1:], "usage", "openai-chat/C23", "warning"),
         ),
     },
     "azure": {
-        "lenient": ("pass-with-findings", each(PROBES, "chunk_envelope", "C21", "warning")),
-        "strict": ("fail", each(PROBES, "chunk_envelope", "C21", "error")),
+        "lenient": ("pass-with-findings", each(PROBES, "chunk_envelope", "openai-chat/C21", "warning")),
+        "strict": ("fail", each(PROBES, "chunk_envelope", "openai-chat/C21", "error")),
     },
     "never-finishes": {
         "lenient": (
@@ -184,7 +184,7 @@ def test_a_check_that_fails_in_some_runs_only_is_flaky_not_passed(
     (error,) = [f for f in certificate["findings"] if f["severity"] == "error"]
     assert (error["check"], error["quirk"], error["repeats"], error["flaky"]) == (
         "stream_error",
-        "C26",
+        "openai-chat/C26",
         [1],
         True,
     )
@@ -524,5 +524,5 @@ def test_a_user_serves_a_route_and_certifies_it_from_two_shells(tmp_path: Path) 
         server.wait(10)
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("FAIL: my-model at")
-    assert "finish_reason [C17] max-tokens-truncation" in done.stdout
+    assert "finish_reason [openai-chat/C17] max-tokens-truncation" in done.stdout
     assert (tmp_path / "certificate.html").is_file()

@@ -94,7 +94,7 @@ def test_text_format_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
         "choice 0 call 0: get_current_time (id call_Qm2pX8vKc3LbT9nHd4Rf) READY"
     )
     assert "1 call(s): 1 ready, 0 rejected (lenient profile" in lines[2]
-    assert any(line.startswith("finding [S2] C20 (choice 0):") for line in lines)
+    assert any(line.startswith("finding [S2] openai-chat/C20 (choice 0):") for line in lines)
 
 
 def test_reads_standard_input(

@@ -61,8 +61,8 @@ def test_a_completing_finish_reason_makes_the_call_ready(finish: str, done: bool
     call = only_call(results)
     assert call.ready
     assert call.arguments == {"city": "Paris"}
-    assert ("C16" in quirks(findings)) == (finish == "stop")
-    assert ("C24" in quirks(findings)) == (not done)
+    assert ("openai-chat/C16" in quirks(findings)) == (finish == "stop")
+    assert ("openai-chat/C24" in quirks(findings)) == (not done)
 
 
 def test_a_legacy_function_call_finish_completes_the_call() -> None:
@@ -80,7 +80,7 @@ def test_a_legacy_function_call_finish_completes_the_call() -> None:
     assert (call.name, call.arguments) == ("get_weather", {"city": "Paris"})
     assert call.synthetic_id
     assert call.id
-    assert "C27" in quirks(findings)
+    assert "openai-chat/C27" in quirks(findings)
 
 
 def test_a_finish_in_the_same_chunk_as_the_last_fragment_includes_it() -> None:
@@ -142,7 +142,7 @@ def test_a_vendor_finish_reason_is_recorded() -> None:
         sse(*PARTIAL, chunk(finish="insufficient_system_resource"))
     )
     assert "insufficient_system_resource" in (only_call(results).detail or "")
-    assert "C33" in quirks(findings)
+    assert "openai-chat/C33" in quirks(findings)
 
 
 # --- errors -------------------------------------------------------------------------------------
@@ -243,7 +243,7 @@ def test_eof_inside_an_event_means_interrupted() -> None:
     data = sse(*simple_call(), done=False)[:-3]
     results, findings = assemble_every_way(data)
     assert only_call(results).reason is Reason.INTERRUPTED
-    assert "T9" in quirks(findings)
+    assert "openai-chat/T9" in quirks(findings)
 
 
 # --- parameterless tools ------------------------------------------------------------------------
@@ -266,14 +266,14 @@ def test_a_parameterless_call_without_arguments_completes_as_empty_object(
     call = only_call(results)
     assert call.ready
     assert (call.name, call.arguments) == (NOW.name, {})
-    assert "C13" in quirks(findings)
+    assert "openai-chat/C13" in quirks(findings)
 
 
 def test_a_parameterless_call_with_explicit_empty_object_is_not_a_finding() -> None:
     """Table footnote: ``{}`` sent by the provider is ordinary, not the C13 normalisation."""
     results, findings = assemble_every_way(sse(*simple_call(name=NOW.name, arguments="{}")))
     assert only_call(results).arguments == {}
-    assert "C13" not in quirks(findings)
+    assert "openai-chat/C13" not in quirks(findings)
 
 
 def test_a_call_with_parameters_and_no_arguments_is_not_completed_as_empty() -> None:

@@ -246,7 +246,7 @@ def test_lenient_keeps_both_calls_that_share_an_id_and_records_c34() -> None:
         (0, "call_dup", Status.READY),
         (1, "call_dup", Status.READY),
     ]
-    assert [(f.quirk, f.index) for f in findings] == [("C34", 1)]
+    assert [(f.quirk, f.index) for f in findings] == [("openai-chat/C34", 1)]
 
 
 def test_strict_rejects_both_calls_that_share_an_id() -> None:
@@ -256,7 +256,7 @@ def test_strict_rejects_both_calls_that_share_an_id() -> None:
         (0, Reason.DUPLICATE_ID),
         (1, Reason.DUPLICATE_ID),
     ]
-    assert quirks(findings) == {"C34"}
+    assert quirks(findings) == {"openai-chat/C34"}
 
 
 def test_the_same_id_in_two_choices_is_not_a_duplicate() -> None:

@@ -146,8 +146,8 @@ def test_without_an_id_every_rule_and_quirk_is_listed_with_its_title() -> None:
     for rule, title in RULES.items():
         assert any(line.split(maxsplit=1) == [rule, title] for line in lines), rule
     for quirk in OPENAI_CHAT_QUIRKS:
-        title = sections()[f"openai-chat/{quirk}"].title
-        assert any(line.split(maxsplit=1) == [f"openai-chat/{quirk}", title] for line in lines)
+        title = sections()[quirk].title
+        assert any(line.split(maxsplit=1) == [quirk, title] for line in lines)
     assert "A. Assembly: turning fragments into calls" in lines
     assert any(line.startswith("Quirks of openai-chat") for line in lines)
 

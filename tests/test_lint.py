@@ -67,12 +67,15 @@ def test_every_problem_of_every_file_is_printed_as_path_and_line(
 ) -> None:
     """Schema and loader problems from two files, unknown rules and quirks included, are all
     printed, each as ``path:line: message``; the exit code is 2."""
-    first = write(tmp_path, "a.yaml", scenario("one", ["A9"]), scenario("two", ["A2"], ("C99",)))
+    first = write(
+        tmp_path, "a.yaml", scenario("one", ["A9"]), scenario("two", ["A2"], ("openai-chat/C99",))
+    )
     second = write(tmp_path, "b.yaml", scenario("Three", ["A2"]))
     assert main(["lint", "--no-coverage", str(first), str(second)]) == 2
     assert capsys.readouterr().out.splitlines() == [
         f"{first}:2: rules[0]: rule 'A9' is not in REQUIREMENTS.md",
-        f"{first}:3: quirks[0]: 'C99' is not an openai-chat quirk id (T1-T12, C1-C34)",
+        f"{first}:3: quirks[0]: 'openai-chat/C99' is not a quirk of openai-chat "
+        "(openai-chat/T1-T12, C1-C34)",
         f"{second}:2: id: 'Three': an id is lower case letters, digits, '.' and '-', starting "
         "with a letter or digit",
     ]
@@ -90,18 +93,23 @@ def test_an_id_used_in_two_files_is_reported_with_both_places(tmp_path: Path) ->
 def test_coverage_lists_the_scenarios_citing_each_rule_and_quirk(tmp_path: Path) -> None:
     """Every certifiable rule and every quirk has an entry, with the ids of the scenarios that cover
     it in corpus order."""
-    write(tmp_path, "a.yaml", scenario("one", ["A2", "T1"], ("C9",)), scenario("two", ["A2"]))
+    write(
+        tmp_path,
+        "a.yaml",
+        scenario("one", ["A2", "T1"], ("openai-chat/C9",)),
+        scenario("two", ["A2"]),
+    )
     found = coverage(load_scenarios([tmp_path]).scenarios)
     assert list(found.rules) == COVERABLE
     assert list(found.quirks) == list(OPENAI_CHAT_QUIRKS)
-    assert (found.rules["A2"], found.rules["T1"], found.quirks["C9"]) == (
+    assert (found.rules["A2"], found.rules["T1"], found.quirks["openai-chat/C9"]) == (
         ("one", "two"),
         ("one",),
         ("one",),
     )
     assert "A2" not in found.uncovered_rules
     assert "A1" in found.uncovered_rules
-    assert found.uncovered_quirks == tuple(q for q in OPENAI_CHAT_QUIRKS if q != "C9")
+    assert found.uncovered_quirks == tuple(q for q in OPENAI_CHAT_QUIRKS if q != "openai-chat/C9")
 
 
 def test_lint_without_paths_lints_the_corpus(

@@ -72,7 +72,10 @@ PLANS: dict[
     "litellm-repeats": (
         StreamSpec(TOOLS, (plan(id_policy="every", type_every=True, name_policy="every"),)),
         {"lenient": [("ready", None)], "strict": [("ready", None)]},
-        {"lenient": {"C4", "C5"}, "strict": {"C4", "C5"}},
+        {
+            "lenient": {"openai-chat/C4", "openai-chat/C5"},
+            "strict": {"openai-chat/C4", "openai-chat/C5"},
+        },
     ),
     "gemini": (
         StreamSpec(
@@ -82,7 +85,10 @@ PLANS: dict[
             ending=Ending(finish="stop", finish_with_last=True),
         ),
         {"lenient": [("ready", None)], "strict": [("rejected", "protocol_error")]},
-        {"lenient": {"C1", "C7", "C16"}, "strict": {"C1", "C16"}},
+        {
+            "lenient": {"openai-chat/C1", "openai-chat/C7", "openai-chat/C16"},
+            "strict": {"openai-chat/C1", "openai-chat/C16"},
+        },
     ),
     "ollama-index-zero": (
         StreamSpec(TOOLS, (plan(index=0), plan(index=0, call_id="call_2")), schedule="whole"),
@@ -90,7 +96,7 @@ PLANS: dict[
             "lenient": [("ready", None), ("ready", None)],
             "strict": [("ready", None), ("rejected", "protocol_error")],
         },
-        {"lenient": {"C2"}},
+        {"lenient": {"openai-chat/C2"}},
     ),
     "length": (
         StreamSpec(TOOLS, (plan(),), ending=Ending(finish="length")),
@@ -110,7 +116,7 @@ PLANS: dict[
     "cut-finish": (
         StreamSpec(TOOLS, (plan(),), ending=Ending(cut=True, done=False)),
         {"lenient": [("rejected", "interrupted")]},
-        {"lenient": {"T9"}},
+        {"lenient": {"openai-chat/T9"}},
     ),
     "openrouter-error": (
         StreamSpec(TOOLS, (plan(),), ending=Ending(error="openrouter")),
@@ -120,12 +126,12 @@ PLANS: dict[
     "legacy": (
         StreamSpec(TOOLS, (plan(legacy=True),), ending=Ending(finish="function_call")),
         {"lenient": [("ready", None)], "strict": [("rejected", "missing_id")]},
-        {"lenient": {"C27", "C7"}, "strict": {"C27"}},
+        {"lenient": {"openai-chat/C27", "openai-chat/C7"}, "strict": {"openai-chat/C27"}},
     ),
     "parameterless": (
         StreamSpec(TOOLS, (plan(name="get_time", arguments="", cuts=()),)),
         {"lenient": [("ready", None)]},
-        {"lenient": {"C13"}},
+        {"lenient": {"openai-chat/C13"}},
     ),
     "noisy": (
         StreamSpec(
@@ -135,7 +141,7 @@ PLANS: dict[
             ending=Ending(after_finish=("usage_chunk", "duplicate_finish", "late_delta")),
         ),
         {"lenient": [("ready", None)]},
-        {"lenient": {"C20", "C21", "C23", "C29"}},
+        {"lenient": {"openai-chat/C20", "openai-chat/C21", "openai-chat/C23", "openai-chat/C29"}},
     ),
     "transport": (
         StreamSpec(
@@ -199,7 +205,7 @@ PLANS: dict[
             "lenient": [("ready", None), ("ready", None)],
             "strict": [("rejected", "duplicate_id"), ("rejected", "duplicate_id")],
         },
-        {"lenient": {"C34"}, "strict": {"C34"}},
+        {"lenient": {"openai-chat/C34"}, "strict": {"openai-chat/C34"}},
     ),
     "shared-id-after-a-gap": (
         StreamSpec(TOOLS, (plan(index=1), plan(index=3, arguments='{"city": "Rome"}'))),
@@ -207,12 +213,15 @@ PLANS: dict[
             "lenient": [("ready", None), ("ready", None)],
             "strict": [("rejected", "protocol_error"), ("rejected", "duplicate_id")],
         },
-        {"lenient": {"C14", "C34"}, "strict": {"C14", "C34"}},
+        {
+            "lenient": {"openai-chat/C14", "openai-chat/C34"},
+            "strict": {"openai-chat/C14", "openai-chat/C34"},
+        },
     ),
     "ambiguous-index": (
         StreamSpec(TOOLS, (plan(omit_index=True), plan(omit_index=True, call_id="call_2"))),
         {"lenient": [("rejected", "protocol_error")] * 2},
-        {"lenient": {"C1"}},
+        {"lenient": {"openai-chat/C1"}},
     ),
 }
 

@@ -218,7 +218,7 @@ def test_t6_an_event_with_empty_data_is_not_parsed_as_json(profile: str) -> None
     data = sse(*CLEAN).replace(b"}\n\n", b"}\n\nevent: ping\ndata:\n\n", 1)
     results, found = run_wire(data, profile)
     assert outcomes(results) == CLEAN_CALLS
-    assert found == {"T6"}
+    assert found == {"openai-chat/T6"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -230,7 +230,7 @@ def test_t9_an_unterminated_last_event_is_discarded_and_the_call_interrupted(
     data = sse(*CLEAN, done=False)[:-1]
     results, found = run_wire(data, profile)
     assert outcomes(results) == [call(0, "call_1", "get_weather", PARIS, Reason.INTERRUPTED)]
-    assert found == {"T9"}
+    assert found == {"openai-chat/T9"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -240,7 +240,7 @@ def test_t9_an_unterminated_done_after_the_finish_keeps_the_call_ready(profile: 
     data = sse(*CLEAN).removesuffix(b"\n\n")
     results, found = run_wire(data, profile)
     assert outcomes(results) == CLEAN_CALLS
-    assert found == {"T9", "C24"}
+    assert found == {"openai-chat/T9", "openai-chat/C24"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -257,7 +257,7 @@ def test_t10_events_separated_by_a_single_newline_fail_the_stream(profile: str) 
     results, found = run_wire(data, profile)
     assert outcomes(results) == [call(0, "call_1", "get_weather", "", Reason.PROTOCOL_ERROR)]
     assert "not JSON" in (results[0].detail or "")
-    assert found == {"T10"}
+    assert found == {"openai-chat/T10"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -268,7 +268,7 @@ def test_t11_invalid_utf8_becomes_a_replacement_character_and_is_recorded(profil
     )
     results, found = run_wire(data.replace(b"ParXis", b"Par\xffis"), profile)
     assert outcomes(results) == [call(0, "call_1", "get_weather", '{"city": "Par\ufffdis"}')]
-    assert found == {"T11"}
+    assert found == {"openai-chat/T11"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -337,14 +337,20 @@ def test_c1_lenient_gemini_call_without_index_or_id_is_ready_with_a_synthetic_id
     results, found = run([gemini_chunk(GEMINI_CALL), DONE], "lenient")
     assert outcomes(results) == [call(0, results[0].id, "get_weather", PARIS)]
     assert results[0].synthetic_id
-    assert found == {"C1", "C7", "C16", "C21", "C23"}
+    assert found == {
+        "openai-chat/C1",
+        "openai-chat/C7",
+        "openai-chat/C16",
+        "openai-chat/C21",
+        "openai-chat/C23",
+    }
 
 
 def test_c1_strict_rejects_a_call_without_index() -> None:
     """The strict profile rejects the index-less Gemini call as a protocol error."""
     results, found = run([gemini_chunk(GEMINI_CALL), DONE], "strict")
     assert statuses(results) == [(0, Status.REJECTED, Reason.PROTOCOL_ERROR)]
-    assert found == {"C1", "C16", "C21", "C23"}
+    assert found == {"openai-chat/C1", "openai-chat/C16", "openai-chat/C21", "openai-chat/C23"}
 
 
 def test_c1_index_less_fragments_continue_the_single_open_call_in_lenient_only() -> None:
@@ -365,7 +371,7 @@ def test_c1_index_less_fragments_continue_the_single_open_call_in_lenient_only()
     ]
     results, found = run(stream, "lenient")
     assert outcomes(results) == [call(0, "jm4owj31", "get_weather", PARIS)]
-    assert found == {"C1"}
+    assert found == {"openai-chat/C1"}
     strict, _ = run(stream, "strict")
     assert statuses(strict) == [(0, Status.REJECTED, Reason.PROTOCOL_ERROR)]
 
@@ -389,7 +395,7 @@ def test_c1_an_index_less_fragment_with_two_calls_open_rejects_both(profile: str
         call(1, "call_b", "get_weather", '{"city": "Rome"', Reason.PROTOCOL_ERROR),
     ]
     assert all("index missing" in (r.detail or "") for r in results)
-    assert found == {"C1"}
+    assert found == {"openai-chat/C1"}
 
 
 def test_c1_lenient_accepts_an_index_sent_as_a_digit_string() -> None:
@@ -401,7 +407,7 @@ def test_c1_lenient_accepts_an_index_sent_as_a_digit_string() -> None:
     ]
     results, found = run(stream, "lenient")
     assert outcomes(results) == CLEAN_CALLS
-    assert found == {"C1"}
+    assert found == {"openai-chat/C1"}
 
 
 def test_c1_strict_rejects_an_index_sent_as_a_digit_string() -> None:
@@ -414,7 +420,7 @@ def test_c1_strict_rejects_an_index_sent_as_a_digit_string() -> None:
     ]
     results, found = run(stream, "strict")
     assert statuses(results) == [(0, Status.REJECTED, Reason.PROTOCOL_ERROR)]
-    assert found == {"C1"}
+    assert found == {"openai-chat/C1"}
 
 
 # -- C2, C3: index reused, id changed ---------------------------------------------------------
@@ -436,7 +442,7 @@ def test_c2_lenient_ollama_calls_all_on_index_0_stay_separate() -> None:
         call(0, "call_a1", "get_weather", PARIS),
         call(1, "call_b2", "get_weather", ROME),
     ]
-    assert found == {"C2"}
+    assert found == {"openai-chat/C2"}
 
 
 def test_c2_strict_rejects_the_call_that_reuses_an_index() -> None:
@@ -444,7 +450,7 @@ def test_c2_strict_rejects_the_call_that_reuses_an_index() -> None:
     results, found = run(OLLAMA, "strict")
     assert outcomes(results)[0] == call(0, "call_a1", "get_weather", PARIS)
     assert statuses(results)[1] == (1, Status.REJECTED, Reason.PROTOCOL_ERROR)
-    assert found == {"C2"}
+    assert found == {"openai-chat/C2"}
 
 
 LM_STUDIO = [
@@ -467,7 +473,7 @@ def test_c3_lenient_a_new_id_without_a_name_continues_the_call() -> None:
     first id, not three fragments."""
     results, found = run(LM_STUDIO, "lenient")
     assert outcomes(results) == [call(0, "193629320", "get_weather", PARIS)]
-    assert found == {"C3"}
+    assert found == {"openai-chat/C3"}
 
 
 def test_c3_strict_rejects_a_call_whose_id_changes() -> None:
@@ -478,7 +484,7 @@ def test_c3_strict_rejects_a_call_whose_id_changes() -> None:
     assert outcomes(results) == [
         call(0, "193629320", "get_weather", '{"city": "Par', Reason.PROTOCOL_ERROR)
     ]
-    assert found == {"C3"}
+    assert found == {"openai-chat/C3"}
 
 
 # -- C4, C5: repeated identity ----------------------------------------------------------------
@@ -500,7 +506,7 @@ def test_c4_a_repeated_id_and_type_are_never_concatenated(profile: str) -> None:
     expected, clean_found = run(clean + tail, profile)
     assert results == expected
     assert outcomes(results) == CLEAN_CALLS
-    assert (found, clean_found) == ({"C4"}, set())
+    assert (found, clean_found) == ({"openai-chat/C4"}, set())
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -514,7 +520,7 @@ def test_c5_a_repeated_name_is_never_concatenated(profile: str) -> None:
     ]
     results, found = run([*stream, chunk(finish="tool_calls"), DONE], profile)
     assert outcomes(results) == CLEAN_CALLS
-    assert found == {"C5"}
+    assert found == {"openai-chat/C5"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -548,14 +554,14 @@ def test_c6_lenient_a_name_after_the_arguments_still_names_the_call() -> None:
     arguments and the later name form one ready call, recorded as C6."""
     results, found = run(NAME_LATE, "lenient")
     assert outcomes(results) == CLEAN_CALLS
-    assert found == {"C6"}
+    assert found == {"openai-chat/C6"}
 
 
 def test_c6_strict_rejects_a_header_without_a_name() -> None:
     """The strict profile rejects the call when its name arrives late."""
     results, found = run(NAME_LATE, "strict")
     assert outcomes(results) == [call(0, "call_1", "get_weather", '{"city"', Reason.PROTOCOL_ERROR)]
-    assert found == {"C6"}
+    assert found == {"openai-chat/C6"}
 
 
 NUMERIC_ID = [
@@ -577,14 +583,14 @@ def test_c7_lenient_a_numeric_id_is_stringified() -> None:
     results, found = run(NUMERIC_ID, "lenient")
     assert outcomes(results) == [call(0, "7", "get_weather", PARIS)]
     assert not results[0].synthetic_id
-    assert found == {"C7"}
+    assert found == {"openai-chat/C7"}
 
 
 def test_c7_strict_rejects_a_numeric_id_as_missing() -> None:
     """The strict profile does not accept a non-string id: the call has none, so ``missing_id``."""
     results, found = run(NUMERIC_ID, "strict")
     assert outcomes(results) == [call(0, None, "get_weather", PARIS, Reason.MISSING_ID)]
-    assert found == {"C7"}
+    assert found == {"openai-chat/C7"}
 
 
 # -- C8, C9, C15, C19: spec-legal shapes ------------------------------------------------------
@@ -646,7 +652,7 @@ def test_c8_the_mistral_capture_only_records_usage_in_the_finish_chunk(profile: 
     usage = {"prompt_tokens": 164, "total_tokens": 189, "completion_tokens": 25}
     results, found = run_wire(_mistral(usage=usage, p="abcdefghijklm"), profile)
     assert outcomes(results) == MISTRAL_OUTCOMES
-    assert found == {"C23"}
+    assert found == {"openai-chat/C23"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -747,7 +753,7 @@ def test_c10_snapshots_opt_in_keeps_the_last_snapshot(profile: str) -> None:
     previous one; the call is ready and C10 recorded."""
     results, found = run(SNAPSHOTS, profile, snapshots=True)
     assert outcomes(results) == CLEAN_CALLS
-    assert found == {"C10"}
+    assert found == {"openai-chat/C10"}
 
 
 REPEATED = [
@@ -768,7 +774,7 @@ def test_c11_arguments_repeated_twice_are_recorded_and_rejected_by_default(profi
     assert outcomes(results) == [
         call(0, "call_1", "get_weather", PARIS + PARIS, Reason.MALFORMED_JSON)
     ]
-    assert found == {"C11"}
+    assert found == {"openai-chat/C11"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -778,7 +784,7 @@ def test_c11_repair_json_reads_the_repeated_value_once(profile: str) -> None:
     assert outcomes(results) == [
         (0, "call_1", "get_weather", PARIS + PARIS, {"city": "Paris"}, Status.READY, None)
     ]
-    assert found == {"C11"}
+    assert found == {"openai-chat/C11"}
 
 
 MISSING_BRACE = [
@@ -807,7 +813,7 @@ def test_c12_repair_json_closes_the_brackets_and_records_it(profile: str) -> Non
     assert outcomes(results) == [
         (0, "call_1", "get_weather", '{"city": "Paris"', {"city": "Paris"}, Status.READY, None)
     ]
-    assert found == {"C12"}
+    assert found == {"openai-chat/C12"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -818,7 +824,7 @@ def test_c13_a_parameterless_call_without_arguments_completes_as_empty_object(
     stream = [chunk(header(0, "call_1", NOW.name)), chunk(finish="tool_calls"), DONE]
     results, found = run(stream, profile)
     assert outcomes(results) == [(0, "call_1", "get_time", "", {}, Status.READY, None)]
-    assert found == {"C13"}
+    assert found == {"openai-chat/C13"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -847,14 +853,14 @@ def test_c14_lenient_an_index_starting_at_1_is_compacted_to_0() -> None:
     the call is position 0, recorded as C14."""
     results, found = run(CLAUDE_INDEX_1, "lenient")
     assert outcomes(results) == [call(0, "toolu_vrtx_01", "get_weather", PARIS)]
-    assert found == {"C14"}
+    assert found == {"openai-chat/C14"}
 
 
 def test_c14_strict_rejects_an_index_gap() -> None:
     """The strict profile rejects a call whose index skips 0."""
     results, found = run(CLAUDE_INDEX_1, "strict")
     assert statuses(results) == [(0, Status.REJECTED, Reason.PROTOCOL_ERROR)]
-    assert found == {"C14"}
+    assert found == {"openai-chat/C14"}
 
 
 @pytest.mark.parametrize(
@@ -900,7 +906,7 @@ def test_c16_finish_stop_with_calls_completes_them(profile: str) -> None:
     recorded."""
     results, found = run([*simple_call(finish="stop"), DONE], profile)
     assert outcomes(results) == CLEAN_CALLS
-    assert found == {"C16"}
+    assert found == {"openai-chat/C16"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -961,7 +967,7 @@ def test_c20_chunks_after_the_finish_are_ignored_but_their_usage_kept(profile: s
     _, found = run(stream, profile)
     assert outcomes(results) == CLEAN_CALLS
     assert usage == last_usage
-    assert found == {"C20", "C23"}
+    assert found == {"openai-chat/C20", "openai-chat/C23"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -970,7 +976,7 @@ def test_c20_events_after_done_are_ignored_and_recorded(profile: str) -> None:
     stream = [*simple_call(finish=None), DONE, chunk(finish="tool_calls"), DONE]
     results, found = run(stream, profile)
     assert outcomes(results) == [call(0, "call_1", "get_weather", PARIS, Reason.UNFINISHED)]
-    assert found == {"C20"}
+    assert found == {"openai-chat/C20"}
 
 
 AZURE_PROMPT_FILTER = {
@@ -994,7 +1000,7 @@ def test_c21_an_azure_first_chunk_with_empty_choices_is_accepted(profile: str) -
     id is taken from the next chunk (so no C30 later), and C21 is recorded."""
     results, found = run([AZURE_PROMPT_FILTER, *CLEAN, DONE], profile)
     assert outcomes(results) == CLEAN_CALLS
-    assert found == {"C21"}
+    assert found == {"openai-chat/C21"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -1018,7 +1024,7 @@ def test_c22_an_azure_annotation_choice_without_delta_is_an_empty_delta(profile:
     stream = [*CLEAN[:2], annotation, *CLEAN[2:], DONE]
     results, found = run(stream, profile)
     assert outcomes(results) == CLEAN_CALLS
-    assert found == {"C22", "C30"}
+    assert found == {"openai-chat/C22", "openai-chat/C30"}
 
 
 def _every_chunk_usage() -> list[Payload]:
@@ -1033,10 +1039,12 @@ def _every_chunk_usage() -> list[Payload]:
         pytest.param(
             [*simple_call(finish=None), chunk(content="", finish="tool_calls", usage=USAGE), DONE],
             USAGE,
-            {"C23"},
+            {"openai-chat/C23"},
             id="deepseek-in-finish-chunk",
         ),
-        pytest.param(_every_chunk_usage(), {"total_tokens": 99}, {"C23"}, id="vllm-every-chunk"),
+        pytest.param(
+            _every_chunk_usage(), {"total_tokens": 99}, {"openai-chat/C23"}, id="vllm-every-chunk"
+        ),
         pytest.param(
             [
                 *simple_call(finish=None),
@@ -1044,11 +1052,14 @@ def _every_chunk_usage() -> list[Payload]:
                 DONE,
             ],
             USAGE,
-            {"C23"},
+            {"openai-chat/C23"},
             id="groq-x_groq",
         ),
         pytest.param(
-            [*({**p, "usage": {}} for p in CLEAN), DONE], None, {"C23"}, id="litellm-empty-usage"
+            [*({**p, "usage": {}} for p in CLEAN), DONE],
+            None,
+            {"openai-chat/C23"},
+            id="litellm-empty-usage",
         ),
         pytest.param(
             [*({**p, "usage": None} for p in CLEAN), chunk(usage=USAGE, choices=[]), DONE],
@@ -1076,7 +1087,7 @@ def test_c24_end_of_file_after_the_finish_without_done_keeps_calls_ready(profile
     C24 recorded."""
     results, found = run_once(sse(*CLEAN, done=False), profile)
     assert outcomes(results) == CLEAN_CALLS
-    assert found == {"C24"}
+    assert found == {"openai-chat/C24"}
 
 
 # -- C25, C26, C33: streams that end badly ----------------------------------------------------
@@ -1190,7 +1201,7 @@ def test_c33_an_unknown_finish_reason_never_completes_the_call(
     results, found = run([*simple_call(finish=finish), DONE], profile)
     assert outcomes(results) == [call(0, "call_1", "get_weather", PARIS, reason)]
     assert finish in (results[0].detail or "")
-    assert found == {"C33"}
+    assert found == {"openai-chat/C33"}
 
 
 # -- C27–C32: legacy calls, extras, envelope oddities ------------------------------------------
@@ -1210,14 +1221,14 @@ def test_c27_lenient_a_legacy_function_call_is_ready_with_a_synthetic_id() -> No
     results, found = run(LEGACY, "lenient")
     assert outcomes(results) == [call(0, results[0].id, "get_weather", PARIS)]
     assert results[0].synthetic_id
-    assert found == {"C27", "C7"}
+    assert found == {"openai-chat/C27", "openai-chat/C7"}
 
 
 def test_c27_strict_rejects_a_legacy_call_for_its_missing_id() -> None:
     """The strict profile makes up no id: the legacy call is rejected ``missing_id``."""
     results, found = run(LEGACY, "strict")
     assert outcomes(results) == [call(0, None, "get_weather", PARIS, Reason.MISSING_ID)]
-    assert found == {"C27"}
+    assert found == {"openai-chat/C27"}
 
 
 THOUGHT = {"google": {"thought_signature": "CiQBcsjafHZT"}}
@@ -1235,7 +1246,7 @@ def test_c28_extra_content_is_kept_on_the_call(profile: str) -> None:
     results, found = run(stream, profile)
     assert outcomes(results) == [call(0, "function-call-1", "get_weather", PARIS)]
     assert results[0].extras == {"extra_content": THOUGHT}
-    assert found == {"C28"}
+    assert found == {"openai-chat/C28"}
 
 
 def test_c28_lenient_a_metadata_only_delta_attaches_extra_content() -> None:
@@ -1249,7 +1260,7 @@ def test_c28_lenient_a_metadata_only_delta_attaches_extra_content() -> None:
     results, found = run(stream, "lenient")
     assert outcomes(results) == [call(0, results[0].id, "get_weather", PARIS)]
     assert results[0].extras == {"extra_content": THOUGHT}
-    assert {"C1", "C28"} <= found
+    assert {"openai-chat/C1", "openai-chat/C28"} <= found
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -1261,7 +1272,7 @@ def test_c29_a_repeated_or_empty_role_is_accepted_and_recorded(profile: str) -> 
     stream += [chunk(finish="tool_calls", role=""), DONE]
     results, found = run(stream, profile)
     assert outcomes(results) == CLEAN_CALLS
-    assert found == {"C29"}
+    assert found == {"openai-chat/C29"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -1270,7 +1281,7 @@ def test_c30_a_chunk_id_that_changes_is_accepted_and_recorded(profile: str) -> N
     stream = [{**p, "id": f"chatcmpl-{n}"} for n, p in enumerate(CLEAN)]
     results, found = run([*stream, DONE], profile)
     assert outcomes(results) == CLEAN_CALLS
-    assert found == {"C30"}
+    assert found == {"openai-chat/C30"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -1294,7 +1305,7 @@ def test_c31_tool_call_markup_in_content_is_recorded_not_executed(
     ]
     results, found = run(stream, profile)
     assert results == []
-    assert found == {"C31"}
+    assert found == {"openai-chat/C31"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -1330,7 +1341,7 @@ def test_c32_lenient_arguments_sent_as_an_object_are_serialised() -> None:
     and the call is ready, recorded as C32."""
     results, found = run(OBJECT_ARGUMENTS, "lenient")
     assert outcomes(results) == [call(0, "call_1", "get_weather", PARIS)]
-    assert found == {"C32"}
+    assert found == {"openai-chat/C32"}
 
 
 def test_c32_strict_rejects_arguments_that_are_not_a_string() -> None:
@@ -1340,7 +1351,7 @@ def test_c32_strict_rejects_arguments_that_are_not_a_string() -> None:
     assert statuses(results) == [(0, Status.REJECTED, Reason.PROTOCOL_ERROR)]
     assert (results[0].id, results[0].name) == ("call_1", "get_weather")
     assert results[0].arguments_text == '{"city": "Paris"}'
-    assert found == {"C32"}
+    assert found == {"openai-chat/C32"}
 
 
 def test_c1_a_header_without_index_is_continued_by_indexed_fragments() -> None:
@@ -1356,7 +1367,7 @@ def test_c1_a_header_without_index_is_continued_by_indexed_fragments() -> None:
     assert [(r.index, r.id, r.name, r.status, r.arguments) for r in results] == [
         (0, "call_1", "get_weather", Status.READY, {"city": "Paris"})
     ]
-    assert quirks(found) == {"C1"}
+    assert quirks(found) == {"openai-chat/C1"}
 
 
 def test_c1_an_indexed_fragment_never_joins_a_call_when_two_lack_an_index() -> None:
@@ -1383,4 +1394,4 @@ def test_t11_is_recorded_as_soon_as_the_bad_bytes_arrive() -> None:
     """``findings`` reports invalid UTF-8 during the stream, not only after ``close()``."""
     asm = Assembler(TOOLS)
     asm.feed(b": keep-alive \xff\xfe\n\n")
-    assert quirks(asm.findings) == {"T11"}
+    assert quirks(asm.findings) == {"openai-chat/T11"}

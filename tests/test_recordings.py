@@ -53,7 +53,7 @@ EXPECTED: dict[str, tuple[list[tuple[Any, ...]], set[str]]] = {
             ),
             (1, "ihQrVBDfy", "weather", Status.READY, None, {"city": "Detroit"}),
         ],
-        {"C23"},
+        {"openai-chat/C23"},
     ),
     "gemini-compat-no-index": (
         [
@@ -66,11 +66,17 @@ EXPECTED: dict[str, tuple[list[tuple[Any, ...]], set[str]]] = {
                 {"argument_1": "favourite colour", "argument_2": "False", "argument_3": "teal"},
             )
         ],
-        {"C1", "C7", "C16", "C21", "C23"},
+        {
+            "openai-chat/C1",
+            "openai-chat/C7",
+            "openai-chat/C16",
+            "openai-chat/C21",
+            "openai-chat/C23",
+        },
     ),
     "openrouter-comments-usage-after-finish": (
         [(0, "call_Qm2pX8vKc3LbT9nHd4Rf", "get_current_time", Status.READY, None, {})],
-        {"C4", "C20", "C23", "C29"},
+        {"openai-chat/C4", "openai-chat/C20", "openai-chat/C23", "openai-chat/C29"},
     ),
     "openai-in-band-error": (
         [
@@ -96,7 +102,7 @@ EXPECTED: dict[str, tuple[list[tuple[Any, ...]], set[str]]] = {
                 {"city": "Paris", "units": "c"},
             )
         ],
-        {"C4"},
+        {"openai-chat/C4"},
     ),
     "vllm-length-mid-arguments": (
         [
@@ -109,7 +115,7 @@ EXPECTED: dict[str, tuple[list[tuple[Any, ...]], set[str]]] = {
                 None,
             )
         ],
-        {"C23"},
+        {"openai-chat/C23"},
     ),
 }
 

@@ -33,6 +33,7 @@ from callstream.corpus.regressions import regression_id, scenario_to_yaml, write
 from callstream.corpus.scenario import load_scenarios
 from callstream.implementations import reference, reference_strict
 from callstream.reference import Limits, Tool
+from callstream.rules import QuirkId
 
 LOOKUP = Tool(
     "fz_lookup-7",
@@ -148,7 +149,7 @@ SCENARIOS: dict[str, Scenario] = {
                 call(id="call_2", index=2),
             ),
         ),
-        quirks=("C14", "C28"),
+        quirks=(QuirkId("openai-chat/C14"), QuirkId("openai-chat/C28")),
     ),
     "an omitted index": scenario(StreamSpec((LOOKUP,), calls=(call(omit_index=True),))),
     "arguments as a value": scenario(
@@ -276,7 +277,7 @@ SCENARIOS: dict[str, Scenario] = {
         kind="impl-defined",
         profiles=("lenient",),
         tags=("json", "delta"),
-        quirks=("C8",),
+        quirks=(QuirkId("openai-chat/C8"),),
         provenance=("https://github.com/example/issue/1", "callstream fuzz --impl py:m:f"),
     ),
     "literal events": scenario(literal(dataclasses.replace(PLAN, noise=Noise(keepalive=0)))),
@@ -289,7 +290,11 @@ SCENARIOS: dict[str, Scenario] = {
     "literal SSE text with CR and a BOM": scenario(sse(CR_BOM, render(CR_BOM).data)),
     "literal SSE bytes that are not UTF-8": scenario(
         # An invalid byte in a comment line: decoded as U+FFFD, ignored, and recorded (T11).
-        sse(PLAN, b": \xff\xfe not UTF-8\n\n" + render(PLAN).data, frozenset({"T11"}))
+        sse(
+            PLAN,
+            b": \xff\xfe not UTF-8\n\n" + render(PLAN).data,
+            frozenset({QuirkId("openai-chat/T11")}),
+        )
     ),
 }
 

@@ -117,12 +117,12 @@ def test_a_tool_choice_naming_no_tool_is_a_400(emulator: Emulator) -> None:
     ("route", "quirks"),
     [
         ("openai", set()),
-        ("gemini", {"C1", "C16"}),
-        ("ollama", {"C2"}),
-        ("litellm", {"C4", "C5", "C11"}),
+        ("gemini", {"openai-chat/C1", "openai-chat/C16"}),
+        ("ollama", {"openai-chat/C2"}),
+        ("litellm", {"openai-chat/C4", "openai-chat/C5", "openai-chat/C11"}),
         ("vllm", set()),  # its dropped brace is no quirk the assembler records, only bad JSON
-        ("openrouter", {"C20", "C23"}),
-        ("azure", {"C21"}),
+        ("openrouter", {"openai-chat/C20", "openai-chat/C23"}),
+        ("azure", {"openai-chat/C21"}),
     ],
 )
 def test_each_route_streams_the_quirks_it_names(
@@ -202,4 +202,4 @@ def test_routes_are_listed_and_a_default_route_answers_any_model() -> None:
         body = ask(model="gpt-4o", stream=True, parallel_tool_calls=True)
         data = httpx.post(f"{emulator.base_url}/chat/completions", json=body, timeout=10).content
     assert b"fp_ollama" in data
-    assert assembled(data)[1] == {"C2"}
+    assert assembled(data)[1] == {"openai-chat/C2"}

@@ -66,7 +66,7 @@ def test_every_quirk_of_the_catalogue_has_its_section() -> None:
     """Each openai-chat quirk id (T1–T12, C1–C34) has a section qualified by its dialect, with
     its severity, what each profile does, whether it is recorded, and its sources."""
     quirks = [id for id, section in sections().items() if section.kind == "quirk"]
-    assert quirks == [f"openai-chat/{quirk}" for quirk in OPENAI_CHAT_QUIRKS]
+    assert quirks == list(OPENAI_CHAT_QUIRKS)
     for quirk in quirks:
         body = sections()[quirk].body
         for label in ("Severity", "Strict", "Lenient", "Finding", "Sources"):
@@ -77,7 +77,7 @@ def test_every_detected_quirk_reads_as_the_reference_handles_it() -> None:
     """A quirk the reference records has its title, severity and strict verdict from the quirk
     table; the strict profile rejects the calls it touches exactly where the table says so."""
     for quirk in QUIRKS.values():
-        section = sections()[f"openai-chat/{quirk.id}"]
+        section = sections()[quirk.id]
         assert section.title == quirk.title, quirk.id
         assert _paragraph(section.body, "Severity").startswith(f"*Severity:* {quirk.severity}")
         assert _paragraph(section.body, "Finding").startswith("*Finding:* recorded"), quirk.id
@@ -91,7 +91,7 @@ def test_a_quirk_the_reference_does_not_record_says_so() -> None:
     """A catalogue quirk without a row in the quirk table is never claimed to be recorded."""
     for quirk in OPENAI_CHAT_QUIRKS:
         if quirk not in QUIRKS:
-            finding = _paragraph(sections()[f"openai-chat/{quirk}"].body, "Finding")
+            finding = _paragraph(sections()[quirk].body, "Finding")
             assert finding.startswith("*Finding:* none"), quirk
 
 
@@ -103,7 +103,7 @@ def test_the_quirk_index_agrees_with_the_sections() -> None:
         DOC.read_text("utf-8"),
         re.MULTILINE,
     )
-    assert [row[0] for row in rows] == [f"openai-chat/{quirk}" for quirk in OPENAI_CHAT_QUIRKS]
+    assert [row[0] for row in rows] == list(OPENAI_CHAT_QUIRKS)
     for quirk, title, severity, finding in rows:
         section = sections()[quirk]
         assert title == section.title, quirk

@@ -44,7 +44,7 @@ def test_a_plan_loads_into_the_stream_spec_it_describes(tmp_path: Path) -> None:
 id: oc-escape-split-inside-unicode
 title: A split inside \\uXXXX keeps the escape intact
 rules: [A2, T1]
-quirks: [C9]
+quirks: [openai-chat/C9]
 tags: [json]
 provenance: [https://github.com/vercel/ai/pull/13137]
 kind: must
@@ -78,7 +78,7 @@ transport: {newline: crlf, space: false}
     assert (scenario.id, scenario.rules, scenario.quirks, scenario.tags) == (
         "oc-escape-split-inside-unicode",
         ("A2", "T1"),
-        ("C9",),
+        ("openai-chat/C9",),
         ("json",),
     )
     assert scenario.title == "A split inside \\uXXXX keeps the escape intact"
@@ -215,7 +215,7 @@ scenarios:
     sse: "data: [DONE]\\r\\n\\r\\n"
     expect:
       lenient: {calls: []}
-      strict: {calls: [], findings: [C24]}
+      strict: {calls: [], findings: [openai-chat/C24]}
   - id: literal-bytes
     title: Literal bytes that are not UTF-8
     rules: [T1]
@@ -253,7 +253,7 @@ def test_literal_streams_load_with_their_written_expectation(tmp_path: Path) -> 
     )
     assert sse.spec.literal_sse == b"data: [DONE]\r\n\r\n"
     assert sse.spec.expected is not None
-    assert sse.spec.expected["strict"].findings == frozenset({"C24"})
+    assert sse.spec.expected["strict"].findings == frozenset({"openai-chat/C24"})
     assert data.spec.literal_sse == raw
     assert data.spec.expected is not None
     assert data.spec.expected["strict"].calls[0].check_arguments is False
@@ -344,9 +344,16 @@ MISTAKES: list[tuple[str, str, int, str]] = [
     ),
     (
         "unknown quirk",
-        HEAD + "quirks: [C99]\n" + CALL,
+        HEAD + "quirks: [openai-chat/C99]\n" + CALL,
         5,
-        "quirks[0]: 'C99' is not an openai-chat quirk id",
+        "quirks[0]: 'openai-chat/C99' is not a quirk of openai-chat",
+    ),
+    (
+        "a quirk id not qualified by its dialect",
+        HEAD + "quirks: [C9]\n" + CALL,
+        5,
+        "quirks[0]: 'C9': a quirk id is qualified by its dialect, such as openai-chat/C9 (a "
+        "bare C9 is a rule id)",
     ),
     (
         "arguments as value that are not JSON",

@@ -274,7 +274,10 @@ def test_lenient_synthesises_unique_flagged_ids_and_records_c7() -> None:
     ids = [r.id for r in results]
     assert None not in ids
     assert len(set(ids)) == 2
-    assert sorted((f.quirk, f.index) for f in findings if f.quirk == "C7") == [("C7", 0), ("C7", 1)]
+    assert sorted((f.quirk, f.index) for f in findings if f.quirk == "openai-chat/C7") == [
+        ("openai-chat/C7", 0),
+        ("openai-chat/C7", 1),
+    ]
 
 
 def test_synthetic_ids_are_nine_alphanumerics_mistral_accepts_back() -> None:

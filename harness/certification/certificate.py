@@ -43,6 +43,7 @@ from ..reports import (
     visible,
     write_files,
 )
+from ..rules import rule_ids
 from ..scrub import Scrubber
 from .route_checks import ROUTE_CHECKS, SEVERITIES, RouteFinding, Timing
 
@@ -337,7 +338,7 @@ def _report_header(
 def _case(run: ProbeRun, profile: str) -> CaseResult:
     errors = [f for f in run.findings if f.severity == "error"]
     others = [f for f in run.findings if f.severity != "error"]
-    failures = tuple(Failure(f.check, ("R",), _sentence(f)) for f in errors)
+    failures = tuple(Failure(f.check, rule_ids("R"), _sentence(f)) for f in errors)
     repro = None
     if errors and run.recording is not None and run.recording.chunks:
         repro = format_repro([chunk.data for chunk in run.recording.chunks])
@@ -369,7 +370,9 @@ def _skipped(probe: str, reason: str, profile: str) -> CaseResult:
 
 
 def _probe_scenario(name: str, title: str, source: str) -> Scenario:
-    return Scenario(name, title, ("R",), StreamSpec(tools=()), tags=("certify",), source=source)
+    return Scenario(
+        name, title, rule_ids("R"), StreamSpec(tools=()), tags=("certify",), source=source
+    )
 
 
 # -- words ------------------------------------------------------------------------------------

@@ -315,19 +315,44 @@ def _lines(body: bytes) -> Iterator[tuple[int, bytes]]:
 # -- judging ------------------------------------------------------------------------------------
 
 _CHECK_OF_QUIRK = {
-    **dict.fromkeys(("T6", "T9", "T10", "T11"), "sse_framing"),
-    **dict.fromkeys(("C21", "C22", "C27", "C28", "C29", "C30"), "chunk_envelope"),
-    **dict.fromkeys(("C1", "C2", "C3", "C14"), "index_contract"),
-    **dict.fromkeys(("C4", "C5", "C6", "C7"), "identity_once"),
-    **dict.fromkeys(("C10", "C11", "C12", "C13", "C32"), "arguments_json"),
-    **dict.fromkeys(("C16", "C33"), "finish_reason"),
-    "C20": "after_finish",
-    "C23": "usage",
-    "C24": "terminator",
-    "C31": "calls_made",
+    **dict.fromkeys(
+        ("openai-chat/T6", "openai-chat/T9", "openai-chat/T10", "openai-chat/T11"), "sse_framing"
+    ),
+    **dict.fromkeys(
+        (
+            "openai-chat/C21",
+            "openai-chat/C22",
+            "openai-chat/C27",
+            "openai-chat/C28",
+            "openai-chat/C29",
+            "openai-chat/C30",
+        ),
+        "chunk_envelope",
+    ),
+    **dict.fromkeys(
+        ("openai-chat/C1", "openai-chat/C2", "openai-chat/C3", "openai-chat/C14"), "index_contract"
+    ),
+    **dict.fromkeys(
+        ("openai-chat/C4", "openai-chat/C5", "openai-chat/C6", "openai-chat/C7"), "identity_once"
+    ),
+    **dict.fromkeys(
+        (
+            "openai-chat/C10",
+            "openai-chat/C11",
+            "openai-chat/C12",
+            "openai-chat/C13",
+            "openai-chat/C32",
+        ),
+        "arguments_json",
+    ),
+    **dict.fromkeys(("openai-chat/C16", "openai-chat/C33"), "finish_reason"),
+    "openai-chat/C20": "after_finish",
+    "openai-chat/C23": "usage",
+    "openai-chat/C24": "terminator",
+    "openai-chat/C31": "calls_made",
 }
 """Which check reports each quirk the reference records."""
-_HARMLESS = frozenset({"C28"})
+_HARMLESS = frozenset({"openai-chat/C28"})
 """Quirks that are information, not deviations: provider extras kept with the call."""
 _ABORTED = frozenset(
     {"idle", "deadline", "too-large", "encoded", "error", "no-connection", "no-response"}
@@ -505,7 +530,7 @@ class _Judge:
             "error",
             "the stream carried an error",
             f"{where}: {reading.failure or event.data}",
-            quirk="C26",
+            quirk="openai-chat/C26",
             offset=event.offset,
             excerpt=event.data,
         )
@@ -513,11 +538,11 @@ class _Judge:
     def _quirks(self, reading: _Reading, aborted: bool) -> None:
         for finding in reading.findings:
             quirk = finding.quirk
-            if quirk == "C16" and self.named is not None:
+            if quirk == "openai-chat/C16" and self.named is not None:
                 continue  # OpenAI itself finishes a named tool_choice with stop
-            if quirk == "T9" and aborted:
+            if quirk == "openai-chat/T9" and aborted:
                 continue  # we stopped reading inside an event, not the route
-            if quirk == "C11":
+            if quirk == "openai-chat/C11":
                 continue  # reported with the call it broke (arguments_json)
             if quirk in _HARMLESS:
                 severity: Severity = "info"
@@ -562,7 +587,7 @@ class _Judge:
                         "error",
                         "a choice ended without a finish_reason",
                         f"{call}: {detail}",
-                        quirk="C25",
+                        quirk="openai-chat/C25",
                         offset=offset,
                     )
             elif reason is Reason.TRUNCATED:
@@ -580,7 +605,7 @@ class _Judge:
                     "calls_made", "warning", "a content filter stopped a call", call, offset=offset
                 )
             elif reason is Reason.MALFORMED_JSON:
-                repeated = ("C11", result.choice, result.index) in recorded
+                repeated = ("openai-chat/C11", result.choice, result.index) in recorded
                 self._malformed(result, call, repeated, offset)
             elif reason in (Reason.SCHEMA_VIOLATION, Reason.UNKNOWN_TOOL):
                 title = (
@@ -625,7 +650,7 @@ class _Judge:
                 "error",
                 "arguments are the same JSON text repeated (a duplicate summary chunk)",
                 f"{call}: {result.detail}",
-                quirk="C11",
+                quirk="openai-chat/C11",
                 offset=offset,
                 excerpt=excerpt,
             )
@@ -636,7 +661,7 @@ class _Judge:
                 "truncation reported as a finished call",
                 f"{call}: the token limit cut the arguments, yet the choice did not finish with "
                 f"length ({result.detail})",
-                quirk="C17",
+                quirk="openai-chat/C17",
                 offset=offset,
                 excerpt=excerpt,
             )
@@ -646,7 +671,7 @@ class _Judge:
                 "error",
                 "arguments lost their closing brackets",
                 f"{call}: {result.detail}",
-                quirk="C12",
+                quirk="openai-chat/C12",
                 offset=offset,
                 excerpt=excerpt,
             )
@@ -842,7 +867,9 @@ class _Judge:
                     else "arguments are not valid JSON",
                     f"call {n}: finish_reason {finish}",
                     stream=False,
-                    quirk="C17" if cut and self.limited else ("C12" if cut else None),
+                    quirk="openai-chat/C17"
+                    if cut and self.limited
+                    else ("openai-chat/C12" if cut else None),
                     excerpt=text,
                 )
         if not self.comparable:

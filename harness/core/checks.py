@@ -27,7 +27,7 @@ from typing import Any
 
 from callstream.reference.validate import parse_int
 
-from ..rules import failure_pointer
+from ..rules import RuleId, failure_pointer, rule_ids
 from .observation import Observation, Observed
 from .spec import Expected, ExpectedCall
 
@@ -78,7 +78,7 @@ class Failure:
     """A check that failed, with what it saw and the rules the failure proves."""
 
     check: str
-    rules: tuple[str, ...]
+    rules: tuple[RuleId, ...]
     message: str
 
     @property
@@ -103,7 +103,7 @@ class Check:
     """A named check: the rules it can prove and what it reads."""
 
     name: str
-    rules: tuple[str, ...]
+    rules: tuple[RuleId, ...]
     function: CheckFunction
     safety: bool = False
     """Applies to every expectation kind: a failure here means an unsafe outcome."""
@@ -467,25 +467,25 @@ _REJECTIONS = tuple(dict.fromkeys(rule for rules in REASON_RULES.values() for ru
 """Every rule a call released ready against its expected rejection can break."""
 
 CHECKS = (
-    Check("no_crash", ("V6",), _no_crash, safety=True),
-    Check("no_hang", ("V5",), _no_hang, safety=True),
-    Check("contract", ("V6",), _contract, safety=True),
+    Check("no_crash", rule_ids("V6"), _no_crash, safety=True),
+    Check("no_hang", rule_ids("V5"), _no_hang, safety=True),
+    Check("contract", rule_ids("V6"), _contract, safety=True),
     Check(
         "safe_release",
-        tuple(dict.fromkeys(("A2", "A3", "A4", *_ROUTING, *_REJECTIONS))),
+        rule_ids(*dict.fromkeys(("A2", "A3", "A4", *_ROUTING, *_REJECTIONS))),
         _safe,
         safety=True,
     ),
-    Check("released_once", ("E3", "A6"), _released_once, safety=True),
-    Check("nothing_ready", (*_REJECTIONS, "C3", "V1"), _nothing_ready),
-    Check("calls_released", (*_ROUTING, "C2"), _calls_released),
-    Check("status", ("C1", "A1", "A2", *_TRANSPORT), _status, observes=("status",)),
-    Check("reason", ("V6",), _reason, observes=("status", "reason")),
-    Check("text_exact", ("A2", *_TRANSPORT), _text_exact, observes=("arguments_text",)),
-    Check("identity", ("A3", "A4", "V4", "E2", *_TRANSPORT), _identity),
-    Check("no_premature_release", ("C4",), _no_premature_release, observes=("incremental",)),
-    Check("release_order", ("E4",), _release_order),
-    Check("findings", ("R",), _findings, observes=("findings",)),
+    Check("released_once", rule_ids("E3", "A6"), _released_once, safety=True),
+    Check("nothing_ready", rule_ids(*_REJECTIONS, "C3", "V1"), _nothing_ready),
+    Check("calls_released", rule_ids(*_ROUTING, "C2"), _calls_released),
+    Check("status", rule_ids("C1", "A1", "A2", *_TRANSPORT), _status, observes=("status",)),
+    Check("reason", rule_ids("V6"), _reason, observes=("status", "reason")),
+    Check("text_exact", rule_ids("A2", *_TRANSPORT), _text_exact, observes=("arguments_text",)),
+    Check("identity", rule_ids("A3", "A4", "V4", "E2", *_TRANSPORT), _identity),
+    Check("no_premature_release", rule_ids("C4"), _no_premature_release, observes=("incremental",)),
+    Check("release_order", rule_ids("E4"), _release_order),
+    Check("findings", rule_ids("R"), _findings, observes=("findings",)),
 )
 
 
@@ -494,7 +494,7 @@ def run_checks(
     seen: Observation,
     kind: str,
     exposed: Collection[str],
-    cited: Sequence[str] = (),
+    cited: Sequence[RuleId] = (),
 ) -> Judgement:
     """Judge ``seen`` by every check that applies to an expectation of ``kind`` and that can
     observe what it reads in ``exposed``; each failure filed under the rules it proves,
@@ -534,11 +534,11 @@ def _observable(check: Check, seen: Observation, exposed: Collection[str]) -> bo
     return check.name != "findings" or seen.findings is not None
 
 
-def _narrow(rules: tuple[str, ...], cited: Sequence[str]) -> tuple[str, ...]:
+def _narrow(rules: tuple[str, ...], cited: Sequence[RuleId]) -> tuple[RuleId, ...]:
     """The rules of ``rules`` the scenario cites, or else the first: the one the problem
     proves by itself."""
     chosen = tuple(rule for rule in rules if rule in cited)
-    return chosen or rules[:1]
+    return rule_ids(*(chosen or rules[:1]))
 
 
 def _reason_rules(reason: str | None) -> tuple[str, ...]:

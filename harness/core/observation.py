@@ -18,6 +18,7 @@ from typing import Any
 from callstream.reference import Limits, Tool
 
 from ..errors import StreamTimeout
+from ..rules import QuirkId, quirk_id
 
 __all__ = ["Observation", "Observed", "Release", "observe"]
 
@@ -92,7 +93,7 @@ class Observation:
     timed_out: bool = False
     """The implementation did not answer in time (``error`` then says what it was doing)."""
     elapsed: float = 0.0
-    findings: frozenset[str] | None = None
+    findings: frozenset[QuirkId] | None = None
     """Quirk ids the implementation recorded, when it reports any (``.findings``)."""
 
     @property
@@ -106,8 +107,10 @@ def observe(
     tools: Sequence[Tool],
     limits: Limits,
     chunks: Sequence[bytes],
+    dialect: str = "openai-chat",
 ) -> Observation:
-    """Create an implementation, feed it ``chunks`` one by one, close it, and record it all."""
+    """Create an implementation, feed it ``chunks`` (a stream of ``dialect``) one by one, close
+    it, and record it all."""
     releases: list[Release] = []
     started = time.perf_counter()
     offset = 0
@@ -128,10 +131,10 @@ def observe(
             error=traceback.format_exc(limit=-8),
             timed_out=isinstance(exc, StreamTimeout),
             elapsed=time.perf_counter() - started,
-            findings=_findings(asm),
+            findings=_findings(asm, dialect),
         )
     return Observation(
-        tuple(releases), elapsed=time.perf_counter() - started, findings=_findings(asm)
+        tuple(releases), elapsed=time.perf_counter() - started, findings=_findings(asm, dialect)
     )
 
 
@@ -171,11 +174,17 @@ _DEPTH = 200
 """Nesting kept of a result's values; deeper values become their repr."""
 
 
-def _findings(asm: Any) -> frozenset[str] | None:
+def _findings(asm: Any, dialect: str) -> frozenset[QuirkId] | None:
+    """The quirk ids an implementation recorded (strings, or objects with a ``quirk``), each
+    qualified by its dialect: a bare id (``C3``) is read as one of the stream's own dialect, as
+    docs/contract.md allows."""
     found = getattr(asm, "findings", None)
     if found is None:
         return None
     try:
-        return frozenset(getattr(item, "quirk", item) for item in found)
+        quirks = [str(getattr(item, "quirk", item)) for item in found]
     except Exception:
         return None
+    return frozenset(
+        QuirkId(quirk) if "/" in quirk else quirk_id(dialect, quirk) for quirk in quirks
+    )

@@ -24,12 +24,15 @@ from callstream.reference import QUIRKS, Tool
 from callstream.reference.validate import parse_int, schema_problem, validator_for
 
 from ..errors import PlanError
+from ..rules import OPENAI_CHAT_QUIRKS, QuirkId, quirk_code
 from .rendering import Rendered
 from .spec import CallPlan, Expected, ExpectedCall, StreamSpec
 
 __all__ = ["expect"]
 
 _COMPLETING = {"tool_calls", "stop", "function_call"}
+_QUIRK = {quirk_code(quirk): quirk for quirk in OPENAI_CHAT_QUIRKS}
+"""openai-chat's quirk ids by code: ``_QUIRK["C3"]`` is ``openai-chat/C3``."""
 _MARKUP = ("<tool_call>", "[TOOL_CALLS]", "<|tool_call")
 
 
@@ -47,7 +50,7 @@ class _Derivation:
         self.spec = spec
         self.rendered = rendered
         self.strict = strict
-        self.findings: set[str] = set()
+        self.findings: set[QuirkId] = set()
         self.tools = {tool.name: tool for tool in spec.tools}
 
     def run(self) -> Expected:
@@ -92,7 +95,7 @@ class _Derivation:
                     "calls that share an id must be otherwise free of quirks the strict "
                     "profile rejects: write the stream as literal events"
                 )
-            self.findings.add("C34")
+            self.findings.add(_QUIRK["C34"])
             sharing[first] = True
             sharing[number] = False
         return sharing
@@ -168,31 +171,31 @@ class _Derivation:
     def _stream_findings(self) -> None:
         spec, noise, ending = self.spec, self.spec.noise, self.spec.ending
         if noise.role_every:
-            self.findings.add("C29")
+            self.findings.add(_QUIRK["C29"])
         if noise.usage_every:
-            self.findings.add("C23")
+            self.findings.add(_QUIRK["C23"])
         if noise.empty_first:
-            self.findings.add("C21")
+            self.findings.add(_QUIRK["C21"])
         if noise.content is not None and any(mark in noise.content for mark in _MARKUP):
-            self.findings.add("C31")
+            self.findings.add(_QUIRK["C31"])
         if ending.after_finish and ending.error is None and ending.finish is not None:
-            self.findings.add("C20")
+            self.findings.add(_QUIRK["C20"])
             if "usage_chunk" in ending.after_finish:
-                self.findings.add("C23")
+                self.findings.add(_QUIRK["C23"])
         if ending.error is None:
             last = self.rendered.events[-1] if self.rendered.events else None
             finish_arrives = ending.finish is not None and not (
                 ending.cut and last is not None and last.finishes
             )
             if finish_arrives and ending.finish == "stop" and spec.calls:
-                self.findings.add("C16")
+                self.findings.add(_QUIRK["C16"])
             if finish_arrives and ending.finish not in _COMPLETING | {"length", "content_filter"}:
-                self.findings.add("C33")
+                self.findings.add(_QUIRK["C33"])
             done_arrives = ending.done and not ending.cut
             if finish_arrives and not done_arrives and spec.calls:
-                self.findings.add("C24")
+                self.findings.add(_QUIRK["C24"])
         if ending.cut:
-            self.findings.add("T9")
+            self.findings.add(_QUIRK["T9"])
 
     # -- quirks of one call's routing -------------------------------------------------------
 
@@ -202,41 +205,41 @@ class _Derivation:
         """Record a call's routing quirks; return the one the strict profile rejects it for."""
         rejected: str | None = None
         if plan.legacy:
-            self.findings.add("C27")
+            self.findings.add(_QUIRK["C27"])
             return None
         if plan.omit_index:
-            self.findings.add("C1")
+            self.findings.add(_QUIRK["C1"])
             rejected = rejected or "C1"
         else:
             wire = position if plan.index is None else plan.index
             if wire in seen:
-                self.findings.add("C2")
+                self.findings.add(_QUIRK["C2"])
                 rejected = rejected or "C2"
             elif wire != len(seen):
-                self.findings.add("C14")
+                self.findings.add(_QUIRK["C14"])
                 rejected = rejected or "C14"
             seen[wire] = plan.id
         several = self._deltas(plan) > 1
         if plan.id_policy == "every" and several and plan.id is not None:
-            self.findings.add("C4")
+            self.findings.add(_QUIRK["C4"])
         if plan.type_every and several:
-            self.findings.add("C4")
+            self.findings.add(_QUIRK["C4"])
         if plan.id_policy == "changing" and plan.id is not None and several:
-            self.findings.add("C3")
+            self.findings.add(_QUIRK["C3"])
             rejected = rejected or "C3"
         if plan.name_policy == "every" and several and plan.name is not None:
-            self.findings.add("C5")
+            self.findings.add(_QUIRK["C5"])
         if plan.name_policy == "late" and plan.name is not None:
-            self.findings.add("C6")
+            self.findings.add(_QUIRK["C6"])
             rejected = rejected or "C6"
         if plan.arguments_as_value:
-            self.findings.add("C32")
+            self.findings.add(_QUIRK["C32"])
             rejected = rejected or "C32"
         if plan.id_policy == "numeric" and plan.id is not None:
-            self.findings.add("C7")
+            self.findings.add(_QUIRK["C7"])
         if plan.extra_content is not None:
-            self.findings.add("C28")
-        if rejected is None or not self.strict or QUIRKS[rejected].strict != "reject":
+            self.findings.add(_QUIRK["C28"])
+        if rejected is None or not self.strict or QUIRKS[_QUIRK[rejected]].strict != "reject":
             return None
         return rejected
 
@@ -259,7 +262,7 @@ class _Derivation:
 
         if strict_quirk is not None:
             base.pop("arguments_text")  # rejected mid-stream: only part of the text arrived
-            return ExpectedCall("rejected", QUIRKS[strict_quirk].reason.value, **base)
+            return ExpectedCall("rejected", QUIRKS[_QUIRK[strict_quirk]].reason.value, **base)
         if not self.strict and self._ambiguous(plan.choice):
             base.pop("arguments_text")
             return ExpectedCall("rejected", "protocol_error", **base)
@@ -298,7 +301,7 @@ class _Derivation:
         if "id" not in base:
             if self.strict:
                 return ExpectedCall("rejected", "missing_id", **base)
-            self.findings.add("C7")
+            self.findings.add(_QUIRK["C7"])
             synthetic = True
         if plan.kind == "custom":
             return self._complete_custom(plan, tool, base, synthetic)
@@ -339,14 +342,14 @@ class _Derivation:
     def _parse(self, plan: CallPlan, text: str, tool: Tool) -> tuple[Any, str | None]:
         if text == "":
             if _takes_no_parameters(tool):
-                self.findings.add("C13")
+                self.findings.add(_QUIRK["C13"])
                 return {}, None
             return None, "malformed_json"
         try:
             value = json.loads(text, parse_constant=_no_constant, parse_int=parse_int)
         except (ValueError, RecursionError):
             if _repeated(text):
-                self.findings.add("C11")
+                self.findings.add(_QUIRK["C11"])
             return None, "malformed_json"
         if not isinstance(value, dict):
             return None, "malformed_json"

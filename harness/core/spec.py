@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from callstream.reference import CallKind, Limits, Tool
 
+from ..rules import QuirkId, RuleId
+
 __all__ = [
     "CallPlan",
     "Ending",
@@ -176,7 +178,7 @@ class Expected:
     """What the whole stream must become under one profile."""
 
     calls: tuple[ExpectedCall, ...]
-    findings: frozenset[str] = frozenset()
+    findings: frozenset[QuirkId] = frozenset()
     """Quirk ids a finding-reporting implementation should record (lenient profile)."""
 
 
@@ -211,11 +213,11 @@ class Scenario:
     id: str
     """Stable and never reused: reports and regressions refer to it."""
     title: str
-    rules: tuple[str, ...]
+    rules: tuple[RuleId, ...]
     spec: StreamSpec
     tags: tuple[str, ...] = ()
-    quirks: tuple[str, ...] = ()
-    """Quirk ids of research/wire_formats.md §7 the stream reproduces."""
+    quirks: tuple[QuirkId, ...] = ()
+    """Quirk ids of research/wire_formats.md §7 the stream reproduces, qualified by dialect."""
     provenance: tuple[str, ...] = ()
     """Links to the public bugs it reproduces."""
     kind: Literal["must", "must-not", "impl-defined"] = "must"

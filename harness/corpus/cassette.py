@@ -33,6 +33,7 @@ from callstream.reference import Assembler, Reason
 from ..core.spec import Expected, ExpectedCall, Scenario, Splitting, StreamSpec
 from ..core.tools import parse_tools
 from ..errors import HarnessError, NotAStream, UsageError
+from ..rules import QuirkId, rule_ids
 from ..scrub import Scrubber
 
 __all__ = [
@@ -220,7 +221,7 @@ def cassette_scenario(path: str | PathLike[str]) -> Scenario:
         id=f"cassette-{recording.probe}-r{recording.repeat}-{digest}",
         title=f"{recording.title}: recorded from {route.get('model', '?')} at "
         f"{route.get('base_url', '?')} on {recording.context.get('recorded', '?')}",
-        rules=("R",),
+        rules=rule_ids("R"),
         spec=StreamSpec(tools=tools, literal_sse=body, expected=expected),
         tags=("recording", "cassette"),
         splittings=_SPLITTINGS,
@@ -458,4 +459,4 @@ def _reference_verdict(body: bytes, tools: tuple[Any, ...], profile: str) -> Exp
         )
         for result in results
     )
-    return Expected(calls, frozenset(finding.quirk for finding in assembler.findings))
+    return Expected(calls, frozenset(QuirkId(finding.quirk) for finding in assembler.findings))

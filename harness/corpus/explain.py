@@ -30,7 +30,7 @@ from callstream.reference import QUIRKS
 from ..core.checks import CHECKS
 from ..core.spec import Scenario
 from ..errors import UsageError
-from ..rules import NOT_CERTIFIABLE, RULES
+from ..rules import NOT_CERTIFIABLE, RULES, RuleId
 from .scenario import default_corpus, load_scenarios
 
 __all__ = [
@@ -47,7 +47,7 @@ __all__ = [
 DOCUMENT = "rules.md"
 """The rules document, package data of ``callstream.docs`` (the repository's docs/)."""
 DIALECT = "openai-chat"
-"""The dialect of the corpus's quirk ids (a scenario's ``quirks:`` are bare ids of it)."""
+"""The dialect a bare id names a quirk of, where no rule has the id (``C20``)."""
 NOT_IN_A_CHECKOUT = "tests: only in a checkout of callstream"
 
 Kind = Literal["rule", "quirk", "decision"]
@@ -193,10 +193,7 @@ def _corpus() -> tuple[Scenario, ...]:
 def _citing_scenarios(section: Section) -> list[Scenario]:
     if section.kind == "rule":
         return [scenario for scenario in _corpus() if section.id in scenario.rules]
-    dialect, bare = section.id.split("/")
-    if dialect != DIALECT:
-        return []
-    return [scenario for scenario in _corpus() if bare in scenario.quirks]
+    return [scenario for scenario in _corpus() if section.id in scenario.quirks]
 
 
 def checkout_tests() -> Path | None:
@@ -342,15 +339,15 @@ def _checks_lines(section: Section) -> list[str]:
         line = f"checks: {', '.join(names)}" if names else "checks: none"
         if section.id in NOT_CERTIFIABLE:
             line += (
-                f" (no scenario can certify it through the contract: {NOT_CERTIFIABLE[section.id]})"
+                " (no scenario can certify it through the contract: "
+                f"{NOT_CERTIFIABLE[RuleId(section.id)]})"
             )
         return [line]
     rules = sorted(
         {rule for scenario in _citing_scenarios(section) for rule in scenario.rules},
         key=list(RULES).index,
     )
-    bare = section.id.split("/")[1]
-    recorded = section.id.startswith(f"{DIALECT}/") and bare in QUIRKS
+    recorded = section.id in QUIRKS
     line = "checks: findings (an implementation that records findings must " + (
         "record it)" if recorded else "not record it: the reference records none)"
     )

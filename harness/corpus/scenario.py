@@ -47,7 +47,7 @@ from ..core.spec import (
     Transport,
 )
 from ..errors import NotAStream, PlanError, UsageError
-from ..rules import OPENAI_CHAT_QUIRKS, RULES
+from ..rules import DIALECT_QUIRKS, OPENAI_CHAT_QUIRKS, RULES, quirk_code
 from .cassette import cassette_scenario, is_cassette
 
 __all__ = [
@@ -564,7 +564,7 @@ class _Builder:
     def build(self, raw: Mapping[str, Any]) -> Scenario | None:
         """The scenario, or None when it has a problem (recorded)."""
         self._known(("rules",), raw["rules"], RULES, "rule {!r} is not in REQUIREMENTS.md")
-        self._known(("quirks",), raw.get("quirks", ()), OPENAI_CHAT_QUIRKS, _NOT_A_QUIRK)
+        self._known(("quirks",), raw.get("quirks", ()), OPENAI_CHAT_QUIRKS, _not_a_quirk())
         profiles = tuple(raw.get("profiles", PROFILES))
         choices = raw.get("choices", 1)
         calls = raw.get("calls", ())
@@ -705,7 +705,7 @@ class _Builder:
         for profile, outcome in given.items():
             findings = outcome.get("findings", ())
             where = ("expect", profile, "findings")
-            self._known(where, findings, OPENAI_CHAT_QUIRKS, _NOT_A_QUIRK)
+            self._known(where, findings, OPENAI_CHAT_QUIRKS, _not_a_quirk())
             calls = tuple(
                 ExpectedCall(check_arguments="arguments" in call, **call)
                 for call in outcome["calls"]
@@ -738,7 +738,17 @@ class _Builder:
 _CUTS = ("split", "fragments", "chunk")
 _FUNCTION_ONLY = ("arguments_as_value", "snapshots", "legacy")
 _LITERALS = ("events", "sse", "sse_base64")
-_NOT_A_QUIRK = "{!r} is not an openai-chat quirk id (T1-T12, C1-C34)"
+
+
+def _not_a_quirk(dialect: str = "openai-chat") -> str:
+    """The message for an id that is not one of ``dialect``'s quirks, naming its quirks by
+    range: ``openai-chat/T1-T12, C1-C34``."""
+    ranges: dict[str, list[int]] = {}
+    for quirk in DIALECT_QUIRKS[dialect]:
+        code = quirk_code(quirk)
+        ranges.setdefault(code[0], []).append(int(code[1:]))
+    known = ", ".join(f"{letter}{min(ns)}-{letter}{max(ns)}" for letter, ns in ranges.items())
+    return f"{{!r}} is not a quirk of {dialect} ({dialect}/{known})"
 
 
 def _first_difference(one: str, other: str) -> int:

@@ -280,7 +280,7 @@ class Gemini(Route):
 
     name = "gemini"
     title = "Gemini's OpenAI-compatible endpoint"
-    quirks = ("C1", "C16")
+    quirks = ("openai-chat/C1", "openai-chat/C16")
 
     def events(self, answer: Answer) -> list[Any]:
         out: list[Any] = []
@@ -314,7 +314,7 @@ class Ollama(Route):
 
     name = "ollama"
     title = "Ollama's OpenAI-compatible endpoint"
-    quirks = ("C2", "C8")
+    quirks = ("openai-chat/C2", "openai-chat/C8")
     fingerprint = "fp_ollama"
 
     def events(self, answer: Answer) -> list[Any]:
@@ -355,7 +355,7 @@ class LiteLLM(Route):
 
     name = "litellm"
     title = "a LiteLLM proxy"
-    quirks = ("C4", "C5", "C11")
+    quirks = ("openai-chat/C4", "openai-chat/C5", "openai-chat/C11")
 
     def events(self, answer: Answer) -> list[Any]:
         out = super().events(answer)
@@ -385,7 +385,7 @@ class VLLM(Route):
 
     name = "vllm"
     title = "a vLLM server (hermes tool parser)"
-    quirks = ("C12", "C17")
+    quirks = ("openai-chat/C12", "openai-chat/C17")
 
     def deltas(self, call: Call, index: int) -> list[dict[str, Any]]:
         out = super().deltas(call, index)
@@ -418,7 +418,7 @@ class OpenRouter(Route):
 
     name = "openrouter"
     title = "OpenRouter"
-    quirks = ("T4", "C20", "C23", "C26")
+    quirks = ("openai-chat/T4", "openai-chat/C20", "openai-chat/C23", "openai-chat/C26")
     _COMMENT = b": OPENROUTER PROCESSING\n\n"
     _LONG = 1000
     """Answers with more argument text than this fail every other time."""
@@ -455,7 +455,7 @@ class Azure(Route):
 
     name = "azure"
     title = "Azure OpenAI"
-    quirks = ("C21",)
+    quirks = ("openai-chat/C21",)
 
     def events(self, answer: Answer) -> list[Any]:
         filtered = {"filtered": False, "severity": "safe"}
@@ -483,7 +483,7 @@ class NeverFinishes(Route):
 
     name = "never-finishes"
     title = "a stalled stream: keep-alive comments forever"
-    quirks = ("T4",)
+    quirks = ("openai-chat/T4",)
     heartbeat = 0.2
     """Seconds between keep-alive comments."""
 

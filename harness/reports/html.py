@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core.case import OUTCOMES
 from ..core.checks import CHECKS
-from ..rules import NOT_CERTIFIABLE, failure_pointer
+from ..rules import NOT_CERTIFIABLE, RuleId, failure_pointer
 from .markup import clip, h, page_head, visible
 from .model import JSONL, RULE_STATES, Report, count_outcomes, rule_states, rule_table
 from .verdicts import (
@@ -248,7 +248,7 @@ def _html_matrix(report: Report) -> str:
                 f"{h(rule)}</span>"
             )
         elif rule not in by_rule:
-            reason = h(NOT_CERTIFIABLE.get(rule, ""))
+            reason = h(NOT_CERTIFIABLE.get(RuleId(rule), ""))
             cells = (
                 '<span class="cell not_applicable" data-filter="not_certifiable">'
                 f"not certifiable here: {reason}</span>"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..rules import NOT_CERTIFIABLE, failure_pointer
+from ..rules import NOT_CERTIFIABLE, RuleId, failure_pointer
 from .markup import clip, md, md_block, md_code, visible
 from .model import RULE_STATES, Report, count_outcomes, rule_table
 from .verdicts import (
@@ -76,7 +76,7 @@ def summary_markdown(report: Report) -> str:
         if tally["hole"]:
             scenarios = "**0: hole**"
         elif not tally["scenarios"] and rule in NOT_CERTIFIABLE:
-            scenarios = f"0: not certifiable here ({md(NOT_CERTIFIABLE[rule])})"
+            scenarios = f"0: not certifiable here ({md(NOT_CERTIFIABLE[RuleId(rule)])})"
         else:
             scenarios = str(tally["scenarios"])
         out.append(

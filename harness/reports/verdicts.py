@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ..core.case import OUTCOMES, Outcome
-from ..rules import RULES, failure_pointer
+from ..rules import RULES, RuleId, failure_pointer
 from .markup import visible
 from .model import Report, RuleTally, count_outcomes
 
@@ -244,7 +244,7 @@ def check_names(results: Iterable[Mapping[str, Any]]) -> str:
 
 
 def rule_title(rule: str) -> str:
-    return RULES.get(rule, "not a rule of REQUIREMENTS.md")
+    return RULES.get(RuleId(rule), "not a rule of REQUIREMENTS.md")
 
 
 def row_state(tally: RuleTally) -> str:

@@ -19,7 +19,7 @@ from ..core.spec import (
     StreamSpec,
     Transport,
 )
-from ..rules import OPENAI_CHAT_QUIRKS, RULES
+from ..rules import OPENAI_CHAT_QUIRKS, RULES, RuleId
 from ._invalid import strictly_parses
 from ._streams import stream_specs
 
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-def rules_for(spec: StreamSpec) -> tuple[str, ...]:
+def rules_for(spec: StreamSpec) -> tuple[RuleId, ...]:
     """The rules of REQUIREMENTS.md a planned spec exercises, from the knobs it uses."""
     rules = {"A1", "A2", "C4"}
     calls, ending, transport, noise = spec.calls, spec.ending, spec.transport, spec.noise
