@@ -48,13 +48,7 @@ from ..core.spec import CallPlan, Ending, StreamSpec
 from ..core.split import cut
 from ..errors import HarnessError, StreamTimeout, UsageError
 from .connectables import load_implementation
-from .processes import (
-    WorkerContext,
-    kill_group,
-    kill_tree,
-    start_worker,
-    worker_context,
-)
+from .processes import WorkerContext, end_worker, start_worker, worker_context
 
 __all__ = [
     "FIELDS",
@@ -515,10 +509,7 @@ def _probe_apart(
                 break
         return streams
     finally:
-        if process.exitcode is None:
-            kill_tree(process.pid or 0)
-        process.join(_REAP_TIMEOUT)
-        kill_group(process.pid or 0)  # what the implementation left in the group
+        end_worker(process)
         conn.close()
 
 

@@ -45,13 +45,7 @@ from rich.progress import Progress as RichProgress
 
 from ..connect.check import check_shape, checked_before_a_run
 from ..connect.connectables import load_implementation
-from ..connect.processes import (
-    WorkerContext,
-    kill_group,
-    kill_tree,
-    start_worker,
-    worker_context,
-)
+from ..connect.processes import WorkerContext, end_worker, start_worker, worker_context
 from ..core.case import OUTCOMES, CaseResult, Outcome, run_case, splittings_of
 from ..core.checks import CHECKS, Failure
 from ..core.declaration import Applicability, Declaration, Implementation
@@ -586,17 +580,10 @@ class _Worker:
         )
         self.process.start()
         child.close()
-        self.pid: int = self.process.pid  # type: ignore[assignment]  # set once started
         self.ready = False
         self.alive = True
         self.case: Case | None = None
         self.deadline = time.monotonic() + _STARTUP_TIMEOUT
-
-    def kill(self) -> None:
-        """Kill the worker, everything it started and what is left in its group; reap it."""
-        kill_tree(self.pid)
-        self.process.join()
-        kill_group(self.pid)
 
     def assign(self, case: Case) -> None:
         """Send ``case`` to the worker and start its clock."""
@@ -631,10 +618,8 @@ class _Worker:
 
     def _died(self) -> tuple[int, CaseResult]:
         self.alive = False
-        self.process.join(_REAP_TIMEOUT)  # the keeper first kills what the worker left
-        if self.process.exitcode is None:  # it closed its end of the pipe but lives on
-            self.kill()
-        kill_group(self.pid)
+        # Its keeper first kills what it left; one that closed its pipe but lives on is killed.
+        end_worker(self.process, grace=_REAP_TIMEOUT)
         code = self.process.exitcode
         how = (
             f"killed by {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
@@ -650,7 +635,7 @@ class _Worker:
 
     def _overran(self) -> tuple[int, CaseResult]:
         self.alive = False
-        self.kill()
+        end_worker(self.process)
         if self.case is None:
             raise HarnessError(
                 f"a worker did not load {self.connectable} within {_STARTUP_TIMEOUT:g} s"
@@ -673,12 +658,9 @@ def _stop(workers: list[_Worker]) -> None:
             with contextlib.suppress(OSError):
                 worker.conn.send(None)
         else:
-            worker.kill()
+            end_worker(worker.process)
     for worker in workers:
-        worker.process.join(_REAP_TIMEOUT)
-        if worker.process.exitcode is None:
-            worker.kill()
-        kill_group(worker.pid)
+        end_worker(worker.process, grace=_REAP_TIMEOUT)
         worker.conn.close()
 
 
