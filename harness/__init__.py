@@ -74,7 +74,8 @@ if TYPE_CHECKING:
         tool_message,
     )
     from .reports import ReportWriter, load_report, render_reports
-    from .runner.execution import RunSummary, run
+    from .runner.execution import run
+    from .runner.summary import RunSummary
 
 _WHERE = {
     "DIALECTS": "reference",
@@ -153,7 +154,7 @@ _WHERE = {
     "RouteFinding": "certification.route_checks",
     "check_probe": "certification.route_checks",
     "ROUTES": "emulator",
-    "RunSummary": "runner.execution",
+    "RunSummary": "runner.summary",
     "run": "runner.execution",
     "LoadResult": "corpus.scenario",
     "ScenarioError": "corpus.scenario",

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
     from .core.case import CaseResult
     from .core.declaration import Implementation
-    from .runner.execution import Case
+    from .runner.cases import Case
 
 __all__ = ["CaseFailed", "CaseItem", "Corpus"]
 
@@ -173,7 +173,7 @@ class _Collection:
         """The failing scenarios, one line each with the splittings that failed and the
         command that reruns the scenario, as ``callstream run`` prints them."""
         from .reports import failing_scenarios
-        from .runner.execution import describe_failing
+        from .runner.summary import describe_failing
 
         numbered = [
             getattr(report, _VERDICT)
@@ -205,7 +205,7 @@ class Corpus(pytest.Collector):
         """One :class:`CaseItem` per case, in corpus order; scenario errors fail collection."""
         from .corpus.scenario import default_corpus, load_scenarios
         from .errors import UsageError
-        from .runner.execution import expand
+        from .runner.cases import expand
 
         try:
             loaded = load_scenarios(list(self.paths) or default_corpus())
@@ -273,7 +273,7 @@ class CaseItem(pytest.Item):
         traceback through the harness."""
         if isinstance(excinfo.value, CaseFailed):
             from .reports import rerun_command
-            from .runner.execution import explain
+            from .runner.summary import explain
 
             again = rerun_command(_rerun_words(self.config), self.case.name)
             return f"{explain(excinfo.value.result)}\nrerun: {again}"

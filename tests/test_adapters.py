@@ -16,7 +16,7 @@ from callstream.core.declaration import OBSERVABLES
 from callstream.core.spec import CallPlan, Scenario, StreamSpec
 from callstream.errors import UsageError
 from callstream.reference import Limits, Tool
-from callstream.runner.execution import expand
+from callstream.runner.cases import expand
 from tests.helpers import NOW, STOCK, TOOLS, args, chunk, header, sse
 
 ALL = list(ADAPTERS)

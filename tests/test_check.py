@@ -16,16 +16,10 @@ from typing import Any
 import pytest
 
 from callstream.cli.commands import main
-from callstream.connect.check import (
-    PROBES,
-    ShapeCheck,
-    check_command,
-    check_in_process,
-    check_shape,
-    probe,
-)
+from callstream.connect.check import ShapeCheck, check_command, check_in_process, check_shape
 from callstream.connect.connectables import load_implementation
 from callstream.connect.pipe import load_command
+from callstream.connect.shape_probes import PROBES, probe
 from callstream.errors import HarnessError
 from callstream.implementations import DEFAULT
 from callstream.reference import Assembler, Limits, Tool

@@ -31,7 +31,8 @@ from callstream.core.spec import Expected, Scenario, Splitting
 from callstream.corpus.scenario import default_corpus, load_scenarios
 from callstream.errors import UsageError
 from callstream.reference import Assembler, Limits, Tool
-from callstream.runner.execution import RunSummary, run
+from callstream.runner.execution import run
+from callstream.runner.summary import RunSummary
 from tests.fauxmplementations import TRIGGER
 from tests.helpers import WEATHER, args, chunk, header, sse
 

@@ -23,15 +23,10 @@ from callstream.errors import HarnessError, UsageError
 from callstream.implementations import DEFAULT
 from callstream.reference import Tool
 from callstream.reports import rerun_command
-from callstream.runner.execution import (
-    RunSummary,
-    expand,
-    format_summary,
-    make_progress,
-    rerun_words,
-    run,
-    select_scenarios,
-)
+from callstream.runner.cases import expand, select_scenarios
+from callstream.runner.execution import run
+from callstream.runner.progress import make_progress
+from callstream.runner.summary import RunSummary, format_summary, rerun_words
 from tests.fauxmplementations import TRIGGER
 
 CORPUS = str(Path(__file__).parent / "fauxmplementations" / "corpus.yaml")

@@ -5,7 +5,9 @@
 - ``pipe`` — the ``cmd:`` connectable: a program of any language over the pipe protocol;
 - ``adapters`` — the ``http:`` connectables: client libraries run against the provider
   emulator, each loaded only when asked for;
-- ``check`` — ``callstream check``: whether an implementation has the contract's shape;
+- ``check`` — ``callstream check``: whether an implementation has the contract's shape, judged
+  by ``result_shape`` (what one result must look like) on ``shape_probes`` (three tiny real
+  streams) run in ``probe_process`` (a process of their own);
 - ``processes`` — finding and ending every process an implementation started.
 """
 

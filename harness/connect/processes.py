@@ -30,12 +30,14 @@ import threading
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext, SpawnContext
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import NoReturn
 
 __all__ = [
     "SCOPE_VARIABLE",
     "become_subreaper",
+    "end_worker",
     "exit_with_parent",
     "keep",
     "kill_group",
@@ -112,6 +114,21 @@ def start_worker(conn: Connection) -> None:
             conn.close()
             keep(server)
     threading.Thread(target=exit_with_parent, daemon=True).start()
+
+
+def end_worker(process: BaseProcess, *, grace: float = 0.0) -> None:
+    """End a worker started with :func:`start_worker`, and everything it started: give it
+    ``grace`` seconds to exit by itself (its keeper first kills what the implementation left),
+    kill it with its tree if it has not, reap it, then kill what is left in its process group."""
+    pid = process.pid
+    if pid is None:  # never started: there is nothing to end
+        return
+    process.join(grace)
+    if process.exitcode is None:
+        kill_tree(pid)
+        process.join()
+    # The group outlives its leader while a member is left, and its id cannot be reused then.
+    kill_group(pid)
 
 
 def kill_group(pgid: int) -> None:

@@ -61,7 +61,9 @@ from ..reports import (
     visible,
 )
 from ..rules import NOT_CERTIFIABLE, RULE_TEXT, RULES
-from ..runner.execution import make_progress, run, select_scenarios
+from ..runner.cases import select_scenarios
+from ..runner.execution import run
+from ..runner.progress import make_progress
 from .bugs import BUGS, Triage, load_bugs, triage
 
 __all__ = [

@@ -24,7 +24,8 @@ from callstream.connect.check import check_shape
 from callstream.connect.connectables import load_implementation
 from callstream.core.spec import CallPlan, Scenario, Splitting, StreamSpec
 from callstream.reference import Tool
-from callstream.runner.execution import RunSummary, run
+from callstream.runner.execution import run
+from callstream.runner.summary import RunSummary
 from tests.fauxmplementations import TRIGGER
 from tests.helpers import WEATHER
 

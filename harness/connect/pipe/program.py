@@ -1,30 +1,8 @@
-"""The ``cmd:`` connectable: an implementation in any language, run as a program that speaks
-callstream's pipe protocol (after Bowtie's IHOP).
+"""One running program of a ``cmd:`` connectable: started, asked one request at a time with a
+deadline, its stderr drained, stopped or killed with everything it started.
 
-The protocol, version 1, is described by ``harness/schemas/pipe.schema.json`` and
-``docs/pipe-protocol.md``: one JSON object per line, requests on the program's stdin, one
-answer per request on its stdout, flushed at once; stderr is the program's own and is
-captured. Expectations are never sent::
-
-    → {"cmd": "start", "version": 1}
-    ← {"version": 1, "implementation": {"name": …, "version": …, "language": …,
-                                        "dialects": [...], "rules": [...], "profile": …}}
-    → {"cmd": "run", "seq": S, "tools": [...], "limits": {...}, "dialect": …, "profile": …}
-    ← {"seq": S, "ok": true}
-    → {"cmd": "feed", "seq": S, "data": "<base64 of one transport chunk>"}   once per chunk
-    ← {"seq": S, "results": [result, …]}           the calls this chunk made final
-    → {"cmd": "close", "seq": S}
-    ← {"seq": S, "results": [...], "findings": [...]}   findings (quirk ids) are optional
-    → {"cmd": "stop"}                                no answer: the program exits
-
-Any answer may instead be ``{"seq": S, "error": {"message": …, "traceback": …}}``.
-
-Theory of operation. :func:`load_command` starts the program once to read its declaration from the
-``start`` answer, then stops it. The factory it returns keeps one long-lived program per
-process, started on first use and reused stream after stream; each stream is one ``run``, a
-``feed`` per chunk and a ``close``, so what a chunk releases stays observable. Every read and
-write waits in ``poll`` with a deadline, so a program that stops answering never blocks the
-harness: after ``timeout`` seconds it is killed and the stream fails as hung
+Every read and write waits in ``poll`` with a deadline, so a program that stops answering never
+blocks the harness: after ``timeout`` seconds it is killed and the stream fails as hung
 (:class:`~callstream.errors.StreamTimeout`, check ``no_hang``). A program that exits, or writes
 a line that is not the answer asked for, fails its stream with an error that quotes the line
 and ends with the tail of its stderr (drained by a thread into a bounded buffer); it is killed
@@ -35,18 +13,13 @@ exit a process stops the programs it started. Whenever a program ends, whether i
 killed or exited by itself, what it started ends too: its process group, and on Linux every
 process carrying its scope mark, daemons that left the group included
 (``callstream.connect.processes``).
-
-``cmd+validate:PROGRAM`` (what ``--validate-protocol`` asks for) also checks every message,
-both ways, against the schema, to help people writing an adapter.
 """
 
 from __future__ import annotations
 
 import atexit
-import base64
 import contextlib
 import ctypes
-import dataclasses
 import json
 import math
 import multiprocessing.util
@@ -58,224 +31,36 @@ import subprocess
 import sys
 import threading
 import time
-import weakref
-from collections.abc import Callable, Mapping, Sequence
-from functools import cache
-from importlib import resources
+from collections.abc import Callable, Sequence
 from typing import IO, Any, NoReturn
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-from referencing import Registry, Resource
-
-from callstream.reference import Limits, Tool
-from callstream.reference.validate import outside_strings
-
-from ..core.declaration import SCENARIO_DIALECT, Declaration, Implementation, declaration_from
-from ..errors import (
+from ...errors import (
     HarnessError,
     ImplementationError,
     ImplementationExited,
     ImplementationHung,
     ImplementationReportedError,
     ProtocolError,
-    UsageError,
 )
-from .processes import SCOPE_VARIABLE, kill_group, kill_marked, new_scope
+from ..processes import SCOPE_VARIABLE, kill_group, kill_marked, new_scope
+from .codec import PROTOCOL_VERSION, QUOTED, encode, loads, protocol_problem, quote
 
-__all__ = [
-    "DEFAULT_TIMEOUT",
-    "PROTOCOL_VERSION",
-    "CommandFactory",
-    "PipeStream",
-    "load_command",
-    "pipe_schema",
-    "protocol_problem",
-    "with_protocol_validation",
-]
+__all__ = ["Program"]
 
-PROTOCOL_VERSION = 1
-DEFAULT_TIMEOUT = 10.0
-"""Seconds the program may take to answer one request before it is deemed hung."""
 _START_TIMEOUT = 30.0
 """Seconds a freshly started program may take to answer ``start``."""
 _STOP_GRACE = 1.0
 """Seconds a program asked to stop may take to exit before it is killed."""
 _STDERR_KEPT = 64 << 10
 _LINE_LIMIT = 256 << 20
-_QUOTED = 300
-_DEPTH = 500
-"""Nesting kept when an answer is too deep for Python's JSON decoder."""
-_KINDS = {"cmd": False, "cmd+validate": True}
-"""Connectable kinds handled here, and whether each validates the protocol."""
 
 
-def with_protocol_validation(spec: str) -> str:
-    """The connectable ``spec`` with protocol validation on (``cmd+validate:…``), which worker
-    processes load again as is; a :class:`UsageError` for a connectable that is not ``cmd:``."""
-    kind, colon, command = spec.partition(":")
-    if kind not in _KINDS or not colon:
-        raise UsageError(
-            f"--validate-protocol checks the pipe protocol of cmd: connectables; "
-            f"{spec!r} is not one"
-        )
-    return f"cmd+validate:{command}"
-
-
-def load_command(spec: str, *, timeout: float = DEFAULT_TIMEOUT) -> Implementation:
-    """Load ``cmd:PROGRAM ARGS`` (or ``cmd+validate:…``): start the program once to read its
-    name and declaration from its ``start`` answer, and return the implementation whose factory
-    runs each stream over one long-lived program. A :class:`UsageError` says what is wrong."""
-    kind, _, command = spec.partition(":")
-    validate = _KINDS[kind]
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise UsageError(f"{spec!r}: the command does not parse as shell words: {exc}") from None
-    if not argv:
-        raise UsageError(f"{spec!r}: a cmd: connectable names a program, e.g. cmd:'node a.js'")
-    try:
-        program = _Program(argv, validate=validate, timeout=timeout)
-    except ImplementationError as exc:
-        raise UsageError(f"{spec!r}: {exc.summary}") from None
-    try:
-        described = program.handshake()
-    except ImplementationError as exc:
-        raise UsageError(f"{spec!r}: {exc.summary}\n{exc.details()}") from None
-    finally:
-        program.stop()
-    dialects = described["dialects"]
-    declared = {
-        "profile": described["profile"],
-        "dialect": SCENARIO_DIALECT if SCENARIO_DIALECT in dialects else dialects[0],
-    }
-    if "observables" in described:
-        declared["observables"] = described["observables"]
-    declaration = declaration_from(declared, f"{spec!r}: the start answer")
-    name = f"{described['name']} {described['version']} ({described['language']})"
-    factory = CommandFactory(argv, declaration, validate=validate, timeout=timeout)
-    return Implementation(spec, name, factory, declaration)
-
-
-class CommandFactory:
-    """The contract's factory for a program: one :class:`PipeStream` per stream, all over one
-    program per process, started on first use and started afresh after it failed."""
-
-    def __init__(
-        self,
-        argv: Sequence[str],
-        declaration: Declaration,
-        *,
-        validate: bool = False,
-        timeout: float = DEFAULT_TIMEOUT,
-    ) -> None:
-        """Run ``argv`` as the program; ``declaration`` gives each stream's profile and
-        dialect."""
-        self.argv = list(argv)
-        self.declaration = declaration
-        self.validate = validate
-        self.timeout = timeout
-        self._program: _Program | None = None
-        self._seq = 0
-
-    def __call__(self, *, tools: Sequence[Tool], limits: Limits) -> PipeStream:
-        """Begin a stream offering ``tools`` under ``limits`` (the ``run`` request)."""
-        program = self._program
-        if program is None or not program.usable():
-            self._program = None
-            program = _Program(self.argv, validate=self.validate, timeout=self.timeout)
-            program.handshake()
-            self._program = program
-            weakref.finalize(self, program.stop)  # a factory dropped takes its program along
-        self._seq += 1
-        program.begin_stream()
-        program.request(
-            {
-                "cmd": "run",
-                "seq": self._seq,
-                "tools": [_tool_message(tool) for tool in tools],
-                "limits": dataclasses.asdict(limits),
-                "dialect": self.declaration.dialect,
-                "profile": self.declaration.profile,
-            }
-        )
-        return PipeStream(program, self._seq)
-
-    @property
-    def pid(self) -> int | None:
-        """The process id of the running program, if one runs."""
-        program = self._program
-        return None if program is None or not program.usable() else program.process.pid
-
-    def stop(self) -> None:
-        """Stop the program, if one runs (it would be stopped at exit anyway)."""
-        if self._program is not None:
-            self._program.stop()
-            self._program = None
-
-
-class PipeStream:
-    """One stream on the program: ``feed`` and ``close`` as the contract has them."""
-
-    def __init__(self, program: _Program, seq: int) -> None:
-        self._program = program
-        self._seq = seq
-        self.findings: list[str] | None = None
-        """The quirk ids the program reported at ``close``, if it reports any."""
-
-    def feed(self, data: bytes) -> list[Any]:
-        """Send one chunk; the results it made final."""
-        encoded = base64.b64encode(data).decode("ascii")
-        results: list[Any] = self._program.request(
-            {"cmd": "feed", "seq": self._seq, "data": encoded}
-        )["results"]
-        return results
-
-    def close(self) -> list[Any]:
-        """The connection ended; every result still to come."""
-        answer = self._program.request({"cmd": "close", "seq": self._seq})
-        self.findings = answer.get("findings")
-        results: list[Any] = answer["results"]
-        return results
-
-
-# -- the schema ---------------------------------------------------------------------------------
-
-
-@cache
-def pipe_schema() -> dict[str, Any]:
-    """The protocol's JSON Schema (``harness/schemas/pipe.schema.json``)."""
-    text = resources.files("callstream").joinpath("schemas/pipe.schema.json").read_text("utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    return schema
-
-
-@cache
-def _validator(definition: str) -> Draft202012Validator:
-    schema = pipe_schema()
-    registry: Registry[Any] = Registry().with_resource(
-        schema["$id"], Resource.from_contents(schema)
-    )
-    return Draft202012Validator({"$ref": f"{schema['$id']}#/$defs/{definition}"}, registry=registry)
-
-
-def protocol_problem(message: Any, kind: str) -> str | None:
-    """What is wrong with ``message`` by the protocol's schema, or None. ``kind`` is
-    ``request``, or the command an answer answers (``start``, ``run``, ``feed``, ``close``)."""
-    definition = "request" if kind == "request" else f"answers/{kind}"
-    error = best_match(_validator(definition).iter_errors(message))
-    if error is None:
-        return None
-    return f"at {error.json_path}: {error.message}"
-
-
-# -- one running program ------------------------------------------------------------------------
-
-
-class _Program:
+class Program:
     """One run of the program: its pipes, its stderr tail, one request at a time."""
 
     def __init__(self, argv: Sequence[str], *, validate: bool, timeout: float) -> None:
+        """Start ``argv``; with ``validate``, check every message against the schema; a
+        request must be answered within ``timeout`` seconds (``start`` within at least 30)."""
         self.validate = validate
         self.timeout = timeout
         self.owner = os.getpid()
@@ -346,20 +131,20 @@ class _Program:
             raise HarnessError(f"callstream sent a request that breaks its own schema {problem}")
         deadline = time.monotonic() + self._timeout_for(cmd)
         self._expect_silence()
-        self._write(_ENCODER.encode(message).encode() + b"\n", cmd, deadline)
+        self._write(encode(message), cmd, deadline)
         line = self._read_line(cmd, deadline)
         try:
-            answer = _loads(line.decode())
+            answer = loads(line.decode())
         except ValueError as exc:
             self.fail(
                 ProtocolError,
-                f"answered {cmd} with a line that is not JSON ({exc}): {_quote(line)}",
+                f"answered {cmd} with a line that is not JSON ({exc}): {quote(line)}",
             )
         if not isinstance(answer, dict):
             self.fail(
                 ProtocolError,
                 f"answered {cmd} with a JSON {type(answer).__name__}, not an object: "
-                + _quote(line),
+                + quote(line),
             )
         if cmd == "start" or self.validate:  # the start answer is always checked
             problem = protocol_problem(answer, cmd)
@@ -367,7 +152,7 @@ class _Program:
                 self.fail(
                     ProtocolError,
                     f"answered {cmd} with a message that breaks the schema {problem}: "
-                    + _quote(line),
+                    + quote(line),
                 )
         if cmd == "start":
             if answer["version"] != PROTOCOL_VERSION:
@@ -381,7 +166,7 @@ class _Program:
             self.fail(
                 ProtocolError,
                 f"answered {cmd} with seq {json.dumps(answer.get('seq'))}, "
-                f"not {message['seq']}: {_quote(line)}",
+                f"not {message['seq']}: {quote(line)}",
             )
         error = answer.get("error")
         if error is not None:
@@ -394,14 +179,14 @@ class _Program:
                 trace if isinstance(trace, str) else "",
             )
         if cmd in ("feed", "close") and not isinstance(answer.get("results"), list):
-            self.fail(ProtocolError, f"answered {cmd} without a results list: {_quote(line)}")
+            self.fail(ProtocolError, f"answered {cmd} without a results list: {quote(line)}")
         findings = answer.get("findings")
         if findings is not None and (
             not isinstance(findings, list) or not all(isinstance(f, str) for f in findings)
         ):
             self.fail(
                 ProtocolError,
-                f"answered {cmd} with findings that are not a list of quirk ids: {_quote(line)}",
+                f"answered {cmd} with findings that are not a list of quirk ids: {quote(line)}",
             )
         return answer
 
@@ -446,7 +231,7 @@ class _Program:
             self._receive("the previous request")
         if self._pending:
             line = bytes(self._pending).partition(b"\n")[0]
-            self.fail(ProtocolError, f"wrote a line nobody asked for: {_quote(line)}")
+            self.fail(ProtocolError, f"wrote a line nobody asked for: {quote(line)}")
 
     def _write(self, data: bytes, cmd: str, deadline: float) -> None:
         view = memoryview(data)
@@ -469,7 +254,7 @@ class _Program:
                 self.fail(
                     ProtocolError,
                     f"answered {cmd} with a line longer than {_LINE_LIMIT} bytes: "
-                    f"{_quote(bytes(self._pending[:_QUOTED]))}",
+                    f"{quote(bytes(self._pending[:QUOTED]))}",
                 )
             if self._wait(self._reading, cmd, deadline):
                 self._receive(cmd)
@@ -560,11 +345,11 @@ class _Tail:
 
 # -- process hygiene ----------------------------------------------------------------------------
 
-_RUNNING: set[_Program] = set()
+_RUNNING: set[Program] = set()
 _CLEANUP_IN: set[int] = set()
 
 
-def _track(program: _Program) -> None:
+def _track(program: Program) -> None:
     """Stop ``program`` when this process exits: atexit in a main process, a multiprocessing
     finalizer in a worker (workers skip atexit)."""
     _RUNNING.add(program)
@@ -594,69 +379,3 @@ def _dies_with_parent() -> Callable[[], None] | None:
             os._exit(1)
 
     return die_with_parent
-
-
-def _plain(value: Any) -> Any:
-    """JSON for the mappings and sequences tool schemas may be made of."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
-        return list(value)
-    raise TypeError(f"{type(value).__name__} is not JSON")
-
-
-_ENCODER = json.JSONEncoder(separators=(",", ":"), default=_plain)
-
-
-def _int(digits: str) -> int:
-    """An integer of any length: CPython refuses to convert more than 4300 digits by default,
-    and a program may hand back arguments holding such a number."""
-    try:
-        return int(digits)
-    except ValueError:
-        limit = sys.get_int_max_str_digits()
-        sys.set_int_max_str_digits(0)
-        try:
-            return int(digits)
-        finally:
-            sys.set_int_max_str_digits(limit)
-
-
-def _loads(text: str) -> Any:
-    """The JSON value of ``text``, every integer read whole; values nested deeper than Python's
-    decoder can go (it recurses) are replaced by a string that says so, keeping the rest of the
-    answer."""
-    try:
-        return json.loads(text, parse_int=_int)
-    except RecursionError:
-        pass
-    out: list[str] = []
-    depth = start = 0
-    cut: int | None = None
-    for at, char in outside_strings(text):
-        if char is None:
-            break
-        if char in "[{":
-            depth += 1
-            if depth == _DEPTH and cut is None:
-                cut = at
-        elif char in "]}":
-            if depth == _DEPTH and cut is not None:
-                out += [text[start:cut], f'"<nested deeper than {_DEPTH} levels>"']
-                start, cut = at + 1, None
-            depth -= 1
-    out.append(text[start:])
-    return json.loads("".join(out), parse_int=_int)
-
-
-def _quote(line: bytes) -> str:
-    text = line.decode("utf-8", "backslashreplace")
-    return repr(text if len(text) <= _QUOTED else text[:_QUOTED] + "…")
-
-
-def _tool_message(tool: Tool) -> dict[str, Any]:
-    """A tool as the ``run`` request offers it; a custom tool also says so, with its format
-    (only then, so a function tool's message is what it always was)."""
-    if tool.kind == "custom":
-        return {"name": tool.name, "parameters": None, "type": "custom", "format": tool.format}
-    return {"name": tool.name, "parameters": tool.parameters}
