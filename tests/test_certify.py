@@ -84,7 +84,10 @@ EXPECTED: dict[str, dict[str, tuple[str, set[tuple[Any, ...]]]]] = {
         ),
     },
     "azure": {
-        "lenient": ("pass-with-findings", each(PROBES, "chunk_envelope", "openai-chat/C21", "warning")),
+        "lenient": (
+            "pass-with-findings",
+            each(PROBES, "chunk_envelope", "openai-chat/C21", "warning"),
+        ),
         "strict": ("fail", each(PROBES, "chunk_envelope", "openai-chat/C21", "error")),
     },
     "never-finishes": {
