@@ -35,6 +35,7 @@ _ROOT = Path(__file__).resolve().parent.parent
 if str(_ROOT) not in sys.path:  # also runnable as ``python bench/bench_assembler.py``
     sys.path.insert(0, str(_ROOT))
 
+from callstream.core.dialects.openai_chat import chat_chunk, delta_choice  # noqa: E402
 from callstream.reference import Assembler, CallResult, Finding, Limits, Status, Tool  # noqa: E402
 
 T = TypeVar("T")
@@ -278,13 +279,13 @@ _ENVELOPE: dict[str, Any] = {
 
 
 def _event(choices: list[dict[str, Any]], usage: dict[str, Any] | None = None) -> bytes:
-    payload = {**_ENVELOPE, "choices": choices, "usage": usage}
+    payload = chat_chunk(choices, envelope=_ENVELOPE, usage=usage)
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
     return b"data: " + text.encode() + b"\n\n"
 
 
 def _delta_event(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    return _event([{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}])
+    return _event([delta_choice(0, delta, finish, logprobs=True)])
 
 
 def _header_event(index: int, call_id: str, name: str) -> bytes:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from callstream.reference import Assembler, Limits, Tool
+from callstream.reference import DIALECTS, Assembler, Limits, Tool
 
 __all__ = ["DEFAULT", "ReferenceFactory", "reference", "reference_strict"]
 
@@ -27,12 +27,15 @@ class ReferenceFactory:
 
     @property
     def CALLSTREAM(self) -> dict[str, Any]:
-        """Its profile; it exposes everything, its findings too (each quirk recorded)."""
-        return {"profile": self.profile, "dialect": "openai-chat"}
+        """Its profile and every dialect it reads; it exposes everything, its findings too (each
+        quirk recorded)."""
+        return {"profile": self.profile, "dialects": list(DIALECTS)}
 
-    def __call__(self, *, tools: Sequence[Tool], limits: Limits) -> Assembler:
-        """An assembler for one stream offering ``tools``."""
-        return Assembler(tools, profile=self.profile, limits=limits)
+    def __call__(
+        self, *, tools: Sequence[Tool], limits: Limits, dialect: str = "openai-chat"
+    ) -> Assembler:
+        """An assembler for one stream in ``dialect`` offering ``tools``."""
+        return Assembler(tools, dialect=dialect, profile=self.profile, limits=limits)
 
 
 reference = ReferenceFactory("lenient")

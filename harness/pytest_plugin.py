@@ -220,7 +220,7 @@ class Corpus(pytest.Collector):
                 self,
                 name=case.name,
                 case=case,
-                factory=self.implementation.factory,
+                factory=self.implementation.factory_for(case.scenario.spec.dialect),
                 exposed=self.implementation.declaration.observables,
             )
             for case in expand(loaded.scenarios, self.implementation.declaration)

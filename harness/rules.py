@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from typing import NewType
 
 __all__ = [
-    "DIALECT_QUIRKS",
-    "NOT_CERTIFIABLE",
+    "BEYOND_THE_CONTRACT",
     "OPENAI_CHAT_QUIRKS",
     "RULES",
     "RULE_TEXT",
@@ -85,17 +84,18 @@ _RULE_TITLES = {
 RULES: dict[RuleId, str] = {RuleId(rule): title for rule, title in _RULE_TITLES.items()}
 """Every rule of REQUIREMENTS.md, in its order, with its title."""
 
-NOT_CERTIFIABLE: dict[RuleId, str] = {
+BEYOND_THE_CONTRACT: dict[RuleId, str] = {
     RuleId(rule): why
     for rule, why in {
         "A8": "a preview is not part of the feed/close contract (tested in the reference's own "
         "tests)",
-        "C5": "openai-chat has no per-call done event (Responses and Anthropic have one)",
         "C6": "the contract has no cancel step (tested in the reference's own tests)",
         "R": "route rules are certified against live routes, not scenarios",
     }.items()
 }
-"""Rules that no openai-chat scenario can certify through the implementation contract, and why."""
+"""Rules that no scenario of any dialect can certify through the implementation contract, and
+why. Each dialect adds its own (``callstream.core.dialects``: openai-chat has no per-call
+boundary, so C5)."""
 
 OPENAI_CHAT_QUIRKS: tuple[QuirkId, ...] = tuple(
     quirk_id("openai-chat", code)
@@ -103,9 +103,6 @@ OPENAI_CHAT_QUIRKS: tuple[QuirkId, ...] = tuple(
 )
 """§7's T1–T12 and C1–C33, and C34 (two distinct calls of one choice share an id), which the
 reference's quirk table adds with its sources (``callstream.reference.QUIRKS``)."""
-
-DIALECT_QUIRKS: dict[str, tuple[QuirkId, ...]] = {"openai-chat": OPENAI_CHAT_QUIRKS}
-"""The quirk ids of each dialect: what its scenarios may cite and its corpus must cover."""
 
 
 def rule_ids(*ids: str) -> tuple[RuleId, ...]:

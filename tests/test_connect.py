@@ -40,7 +40,7 @@ def test_the_default_is_the_lenient_reference_exposing_everything() -> None:
     assert implementation.connectable == DEFAULT
     assert implementation.name == "callstream.implementations:reference"
     assert implementation.factory is reference
-    assert implementation.declaration == Declaration("lenient", "openai-chat")
+    assert implementation.declaration == Declaration("lenient", ("openai-chat",))
     assert implementation.declaration.observables == frozenset(OBSERVABLES)
     assert isinstance(implementation.factory(tools=[WEATHER], limits=Limits()), Assembler)
 
@@ -58,7 +58,7 @@ def test_a_declaration_on_the_factory_wins_over_the_module(module: Any) -> None:
     module.plain = _factory
     module.own_factory = _Declaring()
     assert load_implementation("py:fake_impl:plain").declaration == Declaration(
-        "strict", "openai-chat", frozenset({"status", "ids"})
+        "strict", ("openai-chat",), frozenset({"status", "ids"})
     )
     assert load_implementation("py:fake_impl:own_factory").declaration == Declaration(
         observables=frozenset({"incremental"})
@@ -165,7 +165,7 @@ def test_a_declaration_skips_only_other_profiles_dialects_and_declared_non_featu
         "not_applicable",
         "the implementation follows the strict profile; the scenario runs under lenient",
     )
-    assert Declaration(dialect="anthropic-messages").skips(scenario) == (
+    assert Declaration(dialects=("anthropic-messages",)).skips(scenario) == (
         "not_applicable",
         "the implementation reads the anthropic-messages dialect; the scenario is in openai-chat",
     )

@@ -17,7 +17,7 @@ import pytest
 from callstream.core.rendering import render
 from callstream.core.spec import CallPlan, Scenario, StreamSpec
 from callstream.core.split import parse_splitting
-from callstream.emulator import Emulator, completion_of
+from callstream.emulator import Emulator, chat_completion
 from tests.helpers import WEATHER, args, chunk, header, sse
 
 ROOT = Path(__file__).parent.parent
@@ -155,7 +155,7 @@ def test_a_non_streaming_request_gets_the_plan_as_a_chat_completion(emulator: Em
         f"{emulator.base_url}/chat/completions", json={"model": f"scenario:{SCENARIO.id}"}
     )
     completion = response.json()
-    assert completion == completion_of(SCENARIO)
+    assert completion == chat_completion(SCENARIO)
     choice = completion["choices"][0]
     assert choice["finish_reason"] == "tool_calls"
     assert choice["message"]["tool_calls"] == [

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from callstream.cli.commands import main
+from callstream.core.dialects import NOT_CERTIFIABLE
 from callstream.corpus.linting import coverage, lint
 from callstream.corpus.scenario import load_scenarios
-from callstream.rules import NOT_CERTIFIABLE, OPENAI_CHAT_QUIRKS, RULES
+from callstream.rules import OPENAI_CHAT_QUIRKS, RULES
 
 COVERABLE = [rule for rule in RULES if rule not in NOT_CERTIFIABLE]
 CATALOGUE = Path(__file__).resolve().parent.parent / "scenarios" / "tools.yaml"

@@ -120,7 +120,7 @@ def test_the_node_example_passes_the_corpus_through_callstream_run(
         "name": "node-assembler 0.1.0 (javascript)",
         "declaration": {
             "profile": profile,
-            "dialect": "openai-chat",
+            "dialects": ["openai-chat"],
             "observables": list(OBSERVABLES),
         },
     }

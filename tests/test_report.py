@@ -19,6 +19,7 @@ from jsonschema import Draft202012Validator
 import callstream.reports.html as report_module
 from callstream.core.case import CaseResult, run_case, splittings_of
 from callstream.core.checks import Failure
+from callstream.core.dialects import NOT_CERTIFIABLE
 from callstream.corpus.scenario import default_corpus, load_scenarios
 from callstream.errors import HarnessError, UsageError
 from callstream.reference import Limits, Tool
@@ -29,7 +30,7 @@ from callstream.reports import (
     render_reports,
     rule_table,
 )
-from callstream.rules import NOT_CERTIFIABLE, RULES
+from callstream.rules import RULES
 
 SCHEMA = Path(__file__).parent.parent / "harness" / "schemas" / "report.schema.json"
 RENDERED = ("junit.xml", "summary.md", "report.html", "badge.json")

@@ -84,8 +84,10 @@ class ShapeCheck:
         lines = [f"callstream check {self.connectable}"]
         if self.declaration is not None:
             declared = self.declaration.to_dict()
+            dialects = declared["dialects"]
+            read = f"dialect{'s' if len(dialects) > 1 else ''} {', '.join(dialects)}"
             lines += [
-                f"  declares: profile {declared['profile']}, dialect {declared['dialect']}",
+                f"  declares: profile {declared['profile']}, {read}",
                 "  exposes: " + (", ".join(declared["observables"]) or "nothing"),
                 "  fields checked: " + ", ".join(checked_fields(self.declaration.observables)),
             ]

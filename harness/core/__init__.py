@@ -4,11 +4,14 @@ is judged against the oracle's expectation by the checks (:func:`run_case` does 
 one case).
 
 - ``spec`` — the plan of a stream and the expectation's values;
+- ``dialects`` — each wire format's events and expectation (the dialect seam);
+- ``wire`` — events as SSE bytes, with the offset at which each is dispatched;
 - ``tools`` — the tools a request offered, read from users' files;
 - ``declaration`` — what an implementation exposes, and the implementation a connectable loads;
 - ``rendering`` — a spec as events, then SSE bytes;
 - ``split`` — SSE bytes cut into transport chunks;
-- ``oracle`` — what a planned stream must become, from the spec alone;
+- ``oracle`` — what a stream must become, from the spec alone (its dialect's derivation);
+- ``completion`` — what a completed call becomes: parsed, validated, ready or rejected;
 - ``observation`` — driving an implementation through one chunking;
 - ``checks`` — small named functions comparing what was observed with what was expected;
 - ``case`` — one scenario × profile × splitting, run and judged.
@@ -17,10 +20,8 @@ one case).
 from .case import OUTCOMES, CaseResult, Outcome, format_repro, line_spans, run_case, splittings_of
 from .checks import CHECKS, REASON_RULES, STATUSES, Check, Failure, Judgement, call_name, run_checks
 from .declaration import (
-    DIALECTS,
     OBSERVABLES,
     PROFILES,
-    SCENARIO_DIALECT,
     Applicability,
     Declaration,
     Implementation,
@@ -28,9 +29,10 @@ from .declaration import (
     declaration_from,
     declaration_problems,
 )
+from .dialects import DEFAULT_DIALECT, DIALECTS, Dialect, dialect, not_certifiable
 from .observation import Observation, Observed, Release, observe
 from .oracle import expect
-from .rendering import Event, Rendered, render, render_events
+from .rendering import render, render_events
 from .spec import (
     CallPlan,
     Ending,
@@ -44,22 +46,24 @@ from .spec import (
 )
 from .split import DEFAULT_SPLITTINGS, chunkings, cut, parse_splitting
 from .tools import load_tools, parse_tools
+from .wire import Event, Rendered, encode
 
 __all__ = [
     "CHECKS",
+    "DEFAULT_DIALECT",
     "DEFAULT_SPLITTINGS",
     "DIALECTS",
     "OBSERVABLES",
     "OUTCOMES",
     "PROFILES",
     "REASON_RULES",
-    "SCENARIO_DIALECT",
     "STATUSES",
     "Applicability",
     "CallPlan",
     "CaseResult",
     "Check",
     "Declaration",
+    "Dialect",
     "Ending",
     "Event",
     "Expected",
@@ -83,10 +87,13 @@ __all__ = [
     "cut",
     "declaration_from",
     "declaration_problems",
+    "dialect",
+    "encode",
     "expect",
     "format_repro",
     "line_spans",
     "load_tools",
+    "not_certifiable",
     "observe",
     "parse_splitting",
     "parse_tools",

@@ -123,7 +123,7 @@ def run_case(
     unobserved: set[str] = set()
     for chunks in chunkings(rendered.data, splitting):
         runs += 1
-        seen = observe(factory, spec.tools, spec.limits, chunks)
+        seen = observe(factory, spec.tools, spec.limits, chunks, spec.dialect)
         elapsed += seen.elapsed
         judgement = run_checks(expected, seen, scenario.kind, exposed, scenario.rules)
         unobserved.update(judgement.not_observable)

@@ -6,18 +6,18 @@ the :class:`Implementation` a connectable loads into. The bottom of the connect 
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import UsageError
+from .dialects import DIALECTS
 from .spec import Scenario
 
 __all__ = [
-    "DIALECTS",
     "OBSERVABLES",
     "PROFILES",
-    "SCENARIO_DIALECT",
     "Applicability",
     "Declaration",
     "Implementation",
@@ -27,10 +27,6 @@ __all__ = [
 ]
 
 PROFILES = ("lenient", "strict")
-DIALECTS = ("openai-chat", "openai-responses", "anthropic-messages")
-"""The dialects of DESIGN.md an implementation may read."""
-SCENARIO_DIALECT = "openai-chat"
-"""The dialect every scenario is rendered in (the only one ``callstream.core.rendering`` speaks)."""
 
 OBSERVABLES: dict[str, str] = {
     "incremental": "feed() may release a result before close(), so release timing is observable",
@@ -51,10 +47,10 @@ Applicability = Literal["unsupported", "not_applicable"]
 
 @dataclass(frozen=True, slots=True)
 class Declaration:
-    """What an implementation exposes, the profile it follows and the dialect it reads."""
+    """What an implementation exposes, the profile it follows and the dialects it reads."""
 
     profile: str = "lenient"
-    dialect: str = "openai-chat"
+    dialects: tuple[str, ...] = ("openai-chat",)
     observables: frozenset[str] = frozenset(OBSERVABLES)
 
     def exposes(self, observable: str) -> bool:
@@ -65,10 +61,11 @@ class Declaration:
         """Why ``scenario`` is not run on this implementation, or None when it is: another
         dialect or profile (``not_applicable``), or several choices where the implementation
         assembles one (``unsupported``, a declared non-feature)."""
-        if self.dialect != SCENARIO_DIALECT:
+        if scenario.spec.dialect not in self.dialects:
+            read = " and ".join(self.dialects)
             return "not_applicable", (
-                f"the implementation reads the {self.dialect} dialect; "
-                f"the scenario is in {SCENARIO_DIALECT}"
+                f"the implementation reads the {read} dialect; "
+                f"the scenario is in {scenario.spec.dialect}"
             )
         if self.profile not in scenario.profiles:
             listed = ", ".join(scenario.profiles) or "none"
@@ -86,7 +83,7 @@ class Declaration:
         """The declaration as reports show it (and as an implementation writes it)."""
         return {
             "profile": self.profile,
-            "dialect": self.dialect,
+            "dialects": list(self.dialects),
             "observables": [name for name in OBSERVABLES if name in self.observables],
         }
 
@@ -116,6 +113,13 @@ class Implementation:
     factory: Callable[..., Any]
     declaration: Declaration
 
+    def factory_for(self, dialect: str) -> Callable[..., Any]:
+        """The factory of streams in ``dialect``: an implementation that reads several
+        dialects is told which one each stream is in (``dialect=``, docs/contract.md)."""
+        if len(self.declaration.dialects) > 1:
+            return functools.partial(self.factory, dialect=dialect)
+        return self.factory
+
 
 def declaration_from(raw: Any, where: str) -> Declaration:
     """The :class:`Declaration` a ``CALLSTREAM`` mapping (or a pipe program's ``start`` answer)
@@ -127,9 +131,16 @@ def declaration_from(raw: Any, where: str) -> Declaration:
         return Declaration()
     return Declaration(
         raw.get("profile", "lenient"),
-        raw.get("dialect", "openai-chat"),
+        _dialects(raw),
         frozenset(raw.get("observables", OBSERVABLES)),
     )
+
+
+def _dialects(raw: Mapping[str, Any]) -> tuple[str, ...]:
+    """The dialects a mapping declares: ``dialects`` (a list) or ``dialect`` (one)."""
+    if "dialects" in raw:
+        return tuple(raw["dialects"])
+    return (raw.get("dialect", "openai-chat"),)
 
 
 def declaration_problems(raw: Any, where: str) -> list[str]:
@@ -145,7 +156,7 @@ def declaration_problems(raw: Any, where: str) -> list[str]:
             "on every rule whose effect it exposes; declare 'observables' instead"
         ]
     problems = []
-    keys = ("profile", "dialect", "observables")
+    keys = ("profile", "dialect", "dialects", "observables")
     if unknown := sorted(set(raw) - set(keys)):
         hint = _did_you_mean(unknown, keys)
         problems.append(f"{where} has unknown keys {unknown}; known: {', '.join(keys)}{hint}")
@@ -155,12 +166,28 @@ def declaration_problems(raw: Any, where: str) -> list[str]:
             f"{where}['profile'] is {profile!r}; expected one of {PROFILES}"
             + _did_you_mean([profile], PROFILES)
         )
-    dialect = raw.get("dialect", "openai-chat")
-    if dialect not in DIALECTS:
-        problems.append(
-            f"{where}['dialect'] is {dialect!r}; expected one of {DIALECTS}"
-            + _did_you_mean([dialect], DIALECTS)
-        )
+    if "dialect" in raw and "dialects" in raw:
+        problems.append(f"{where} names both 'dialect' and 'dialects': keep one")
+    elif "dialects" in raw:
+        dialects = raw["dialects"]
+        if (
+            not isinstance(dialects, list | tuple)
+            or not dialects
+            or not all(isinstance(name, str) for name in dialects)
+        ):
+            problems.append(f"{where}['dialects'] must be a list such as ['openai-chat']")
+        elif bad := [name for name in dialects if name not in DIALECTS]:
+            problems.append(
+                f"{where}['dialects'] names {', '.join(map(repr, bad))}; expected some of "
+                f"{tuple(DIALECTS)}" + _did_you_mean(bad, DIALECTS)
+            )
+    else:
+        dialect = raw.get("dialect", "openai-chat")
+        if dialect not in DIALECTS:
+            problems.append(
+                f"{where}['dialect'] is {dialect!r}; expected one of {tuple(DIALECTS)}"
+                + _did_you_mean([dialect], DIALECTS)
+            )
     observables = raw.get("observables", list(OBSERVABLES))
     if not isinstance(observables, list | tuple) or not all(
         isinstance(name, str) for name in observables

@@ -199,6 +199,8 @@ class StreamSpec:
     literal_sse: bytes | None = None
     expected: Mapping[str, Expected] | None = None
     """Written-out expectations per profile; required for literal streams."""
+    dialect: str = "openai-chat"
+    """The wire format the stream is sent in (``callstream.core.dialects``)."""
 
     @property
     def literal(self) -> bool:

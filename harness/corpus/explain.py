@@ -28,9 +28,10 @@ from typing import Literal, TypeGuard
 from callstream.reference import QUIRKS
 
 from ..core.checks import CHECKS
+from ..core.dialects import NOT_CERTIFIABLE
 from ..core.spec import Scenario
 from ..errors import UsageError
-from ..rules import NOT_CERTIFIABLE, RULES, RuleId
+from ..rules import RULES, RuleId
 from .scenario import default_corpus, load_scenarios
 
 __all__ = [

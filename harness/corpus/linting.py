@@ -3,7 +3,9 @@
 The loader already reports each file's problems (schema, YAML, unknown tools and rules, plans
 the oracle cannot predict, ids used twice). Lint adds what only the corpus as a whole can show:
 every rule of REQUIREMENTS.md (except R, which ``certify`` checks on live routes) is cited by
-some scenario, and every openai-chat quirk is reproduced by some scenario's ``quirks``.
+some scenario of each dialect (except those the dialect cannot certify), and every quirk of the
+dialect is reproduced by some scenario's ``quirks``. A dialect is checked when the corpus, or
+the files linted, hold a scenario of it.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.dialects import DEFAULT_DIALECT, DIALECTS
 from ..core.spec import Scenario
-from ..rules import NOT_CERTIFIABLE, OPENAI_CHAT_QUIRKS, RULES
+from ..rules import RULES
 from .scenario import corpus_root, default_corpus, load_scenarios
 
 __all__ = ["Coverage", "LintReport", "coverage", "lint"]
@@ -22,12 +25,13 @@ __all__ = ["Coverage", "LintReport", "coverage", "lint"]
 
 @dataclass(frozen=True, slots=True)
 class Coverage:
-    """Which scenarios cite each rule and reproduce each quirk."""
+    """Which scenarios of one dialect cite each rule and reproduce each quirk."""
 
+    dialect: str
     rules: Mapping[str, tuple[str, ...]]
-    """Every rule a scenario can cover, with the ids of the scenarios that cite it."""
+    """Every rule a scenario of the dialect can cover, with the ids of those that cite it."""
     quirks: Mapping[str, tuple[str, ...]]
-    """Every openai-chat quirk, with the ids of the scenarios that list it."""
+    """Every quirk of the dialect, with the ids of the scenarios that list it."""
 
     @property
     def uncovered_rules(self) -> tuple[str, ...]:
@@ -40,11 +44,16 @@ class Coverage:
         return tuple(quirk for quirk, ids in self.quirks.items() if not ids)
 
 
-def coverage(scenarios: Iterable[Scenario]) -> Coverage:
-    """For each rule and quirk, the scenarios that cover it."""
-    rules: dict[str, list[str]] = {rule: [] for rule in RULES if rule not in NOT_CERTIFIABLE}
-    quirks: dict[str, list[str]] = {quirk: [] for quirk in OPENAI_CHAT_QUIRKS}
+def coverage(scenarios: Iterable[Scenario], dialect: str = DEFAULT_DIALECT) -> Coverage:
+    """For each rule and quirk of ``dialect``, the scenarios of that dialect that cover it."""
+    speaker = DIALECTS[dialect]
+    rules: dict[str, list[str]] = {
+        rule: [] for rule in RULES if rule not in speaker.not_certifiable
+    }
+    quirks: dict[str, list[str]] = {quirk: [] for quirk in speaker.quirks}
     for scenario in scenarios:
+        if scenario.spec.dialect != dialect:
+            continue
         for rule in scenario.rules:
             if rule in rules:
                 rules[rule].append(scenario.id)
@@ -52,6 +61,7 @@ def coverage(scenarios: Iterable[Scenario]) -> Coverage:
             if quirk in quirks:
                 quirks[quirk].append(scenario.id)
     return Coverage(
+        dialect,
         {rule: tuple(ids) for rule, ids in rules.items()},
         {quirk: tuple(ids) for quirk, ids in quirks.items()},
     )
@@ -65,8 +75,8 @@ class LintReport:
     """Each as ``path:line: message`` (``folder: message`` for coverage)."""
     scenarios: int
     files: int
-    coverage: Coverage | None
-    """None when coverage was not checked."""
+    coverage: tuple[Coverage, ...] | None
+    """Each dialect's, for the dialects linted; None when coverage was not checked."""
 
     @property
     def summary(self) -> str:
@@ -79,26 +89,28 @@ class LintReport:
 
 def lint(paths: Sequence[Path] = (), *, check_coverage: bool = True) -> LintReport:
     """Lint scenario files or folders (none: the corpus), with coverage unless switched off.
-    Coverage gaps are reported against the folder linted (``scenarios/openai-chat`` for the
-    corpus)."""
-    if paths:
-        files = list(paths)
-        folder = os.path.commonpath([str(path) for path in paths])
-    else:
-        files = default_corpus()
-        folder = str(corpus_root() / "openai-chat")
+    Coverage gaps are reported against the folder linted (``scenarios/<dialect>`` for the
+    corpus), per dialect."""
+    files = list(paths) or default_corpus()
     result = load_scenarios(files)
     problems = [str(error) for error in result.errors]
     covered = None
     if check_coverage:
-        covered = coverage(result.scenarios)
-        problems += [
-            f"{folder}: rule {rule} is covered by no scenario" for rule in covered.uncovered_rules
-        ]
-        problems += [
-            f"{folder}: quirk {quirk} is covered by no scenario"
-            for quirk in covered.uncovered_quirks
-        ]
+        linted = {scenario.spec.dialect for scenario in result.scenarios}
+        dialects = [name for name in DIALECTS if name in linted or not paths]
+        covered = tuple(coverage(result.scenarios, name) for name in dialects)
+        for found in covered:
+            if paths:
+                folder = os.path.commonpath([str(path) for path in paths])
+                of = f"{found.dialect} scenario" if len(covered) > 1 else "scenario"
+            else:
+                folder, of = str(corpus_root() / found.dialect), "scenario"
+            problems += [
+                f"{folder}: rule {rule} is covered by no {of}" for rule in found.uncovered_rules
+            ]
+            problems += [
+                f"{folder}: quirk {quirk} is covered by no {of}" for quirk in found.uncovered_quirks
+            ]
     return LintReport(tuple(problems), len(result.scenarios), len(result.files), covered)
 
 

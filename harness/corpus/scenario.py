@@ -33,6 +33,7 @@ from callstream.reference import Limits, Tool, ToolSchemaError
 from callstream.reference.validate import input_format, validator_for
 
 from ..core.declaration import PROFILES
+from ..core.dialects import DEFAULT_DIALECT, DIALECTS
 from ..core.oracle import expect
 from ..core.rendering import render
 from ..core.spec import (
@@ -47,7 +48,7 @@ from ..core.spec import (
     Transport,
 )
 from ..errors import NotAStream, PlanError, UsageError
-from ..rules import DIALECT_QUIRKS, OPENAI_CHAT_QUIRKS, RULES, quirk_code
+from ..rules import RULES, quirk_code
 from .cassette import cassette_scenario, is_cassette
 
 __all__ = [
@@ -342,10 +343,12 @@ class _File:
             raws = [(("scenarios", n), raw) for n, raw in enumerate(self.data["scenarios"])]
         else:
             raws = [((), self.data)]
+        dialect = self.data.get("dialect") if "scenarios" in self.data else None
+        dialect = dialect or _folder_dialect(self.path)
         out = []
         for base, raw in raws:
             if base not in self.bad:
-                scenario = _Builder(self, base, catalogue).build(raw)
+                scenario = _Builder(self, base, catalogue, dialect).build(raw)
                 if scenario is not None:
                     out.append(_Located(scenario, self.path, self.lines[base]))
         return out
@@ -547,10 +550,14 @@ def _tool(source: _File, where: Where, raw: Mapping[str, Any]) -> Tool | None:
 class _Builder:
     """Builds one schema-valid scenario mapping into a Scenario, recording what is wrong."""
 
-    def __init__(self, source: _File, base: Where, catalogue: Mapping[str, Tool]) -> None:
+    def __init__(
+        self, source: _File, base: Where, catalogue: Mapping[str, Tool], dialect: str
+    ) -> None:
         self.source = source
         self.base = base
         self.catalogue = catalogue
+        self.dialect = dialect
+        """The file's dialect, which the scenario's own ``dialect`` overrides."""
         self.known_errors = len(source.errors)
 
     def problem(self, where: Where, message: str) -> None:
@@ -564,7 +571,14 @@ class _Builder:
     def build(self, raw: Mapping[str, Any]) -> Scenario | None:
         """The scenario, or None when it has a problem (recorded)."""
         self._known(("rules",), raw["rules"], RULES, "rule {!r} is not in REQUIREMENTS.md")
-        self._known(("quirks",), raw.get("quirks", ()), OPENAI_CHAT_QUIRKS, _not_a_quirk())
+        dialect = raw.get("dialect", self.dialect)
+        if dialect not in DIALECTS:
+            where = ("dialect",) if "dialect" in raw else ()
+            self.problem(where, f"unknown dialect {dialect!r}; known: {', '.join(DIALECTS)}")
+            return None
+        self.dialect = dialect
+        quirks = DIALECTS[dialect].quirks
+        self._known(("quirks",), raw.get("quirks", ()), quirks, _not_a_quirk(dialect))
         profiles = tuple(raw.get("profiles", PROFILES))
         choices = raw.get("choices", 1)
         calls = raw.get("calls", ())
@@ -580,6 +594,7 @@ class _Builder:
             literal_events=tuple(raw["events"]) if "events" in raw else None,
             literal_sse=self._sse(raw),
             expected=self._expected(raw, profiles),
+            dialect=dialect,
         )
         scenario = Scenario(
             id=raw["id"],
@@ -705,7 +720,7 @@ class _Builder:
         for profile, outcome in given.items():
             findings = outcome.get("findings", ())
             where = ("expect", profile, "findings")
-            self._known(where, findings, OPENAI_CHAT_QUIRKS, _not_a_quirk())
+            self._known(where, findings, DIALECTS[self.dialect].quirks, _not_a_quirk(self.dialect))
             calls = tuple(
                 ExpectedCall(check_arguments="arguments" in call, **call)
                 for call in outcome["calls"]
@@ -740,11 +755,20 @@ _FUNCTION_ONLY = ("arguments_as_value", "snapshots", "legacy")
 _LITERALS = ("events", "sse", "sse_base64")
 
 
-def _not_a_quirk(dialect: str = "openai-chat") -> str:
+def _folder_dialect(path: Path) -> str:
+    """The dialect a file's folder names (``scenarios/<dialect>/…``, the nearest such folder),
+    else the default dialect."""
+    for folder in path.resolve().parents:
+        if folder.name in DIALECTS:
+            return folder.name
+    return DEFAULT_DIALECT
+
+
+def _not_a_quirk(dialect: str) -> str:
     """The message for an id that is not one of ``dialect``'s quirks, naming its quirks by
     range: ``openai-chat/T1-T12, C1-C34``."""
     ranges: dict[str, list[int]] = {}
-    for quirk in DIALECT_QUIRKS[dialect]:
+    for quirk in DIALECTS[dialect].quirks:
         code = quirk_code(quirk)
         ranges.setdefault(code[0], []).append(int(code[1:]))
     known = ", ".join(f"{letter}{min(ns)}-{letter}{max(ns)}" for letter, ns in ranges.items())

@@ -3,13 +3,25 @@
 adapters and ``callstream certify``'s own tests.
 
 - ``reply`` — :class:`Reply`, what one model name is answered with;
+- ``dialects`` — the path each dialect is served on and its non-streaming answer;
 - ``routes`` — the emulated routes (a fake model per kind of provider, quirks included);
 - ``app`` — the ASGI app (:class:`ProviderApp`), the background server (:class:`Emulator`) and
   :func:`serve`.
 """
 
-from .app import Emulator, ProviderApp, completion_of, serve
+from .app import Emulator, ProviderApp, serve
+from .dialects import SERVED, Served, chat_completion
 from .reply import SSE, Reply
 from .routes import ROUTES
 
-__all__ = ["ROUTES", "SSE", "Emulator", "ProviderApp", "Reply", "completion_of", "serve"]
+__all__ = [
+    "ROUTES",
+    "SERVED",
+    "SSE",
+    "Emulator",
+    "ProviderApp",
+    "Reply",
+    "Served",
+    "chat_completion",
+    "serve",
+]

@@ -1,22 +1,24 @@
 """The provider emulator's server: a real local HTTP server that answers like an
 OpenAI-compatible route, streaming exactly the bytes it is given.
 
-Theory of operation. :class:`ProviderApp` is a bare ASGI application with two routes,
-``POST /v1/chat/completions`` and ``GET /v1/models`` (also without the ``/v1`` prefix). The
-request's ``model`` picks the answer:
+Theory of operation. :class:`ProviderApp` is a bare ASGI application that answers ``POST`` on
+each dialect's path (:data:`~callstream.emulator.dialects.SERVED`: ``/v1/chat/completions``
+for openai-chat) and ``GET /v1/models``, also without the ``/v1`` prefix. The request's
+``model`` picks the answer:
 
-- ``scenario:<id>`` streams a corpus scenario's SSE bytes whole; ``scenario:<id>@<splitting>``
-  cuts them first (``bytes``, ``random-3``, ``at-5,9``: see ``callstream.core.split``). With
-  ``stream: false`` the answer is a ``chat.completion`` assembled from the scenario's plan.
+- ``scenario:<id>`` streams a corpus scenario's SSE bytes whole, on its dialect's path only;
+  ``scenario:<id>@<splitting>`` cuts them first (``bytes``, ``random-3``, ``at-5,9``: see
+  ``callstream.core.split``). With ``stream: false`` the answer is the dialect's non-streaming
+  answer assembled from the scenario's plan (a ``chat.completion`` for openai-chat).
 - a name returned by :meth:`ProviderApp.register` plays a :class:`Reply`: raw chunks, a pause
   before each, a status, a content type, an optional non-streaming body, and how long the
   connection stays open after the last chunk (a route that never finishes), optionally with
   keep-alive comments meanwhile.
 - ``route:<name>`` (and any other model, when the app was given a default ``route``) is
-  answered by an emulated route of ``callstream.emulator.routes``: a fake model that reads the
-  request's tools and options and answers as that kind of route does, quirks included. The
-  route is handed the credentials the request carried (credential headers, a bearer token, key-like
-  query parameters), which only a hostile route (``echoes-key``) uses.
+  answered, on the openai-chat path, by an emulated route of ``callstream.emulator.routes``: a fake
+  model that reads the request's tools and options and answers as that kind of route does, quirks
+  included. The route is handed the credentials the request carried (credential headers, a bearer
+  token, key-like query parameters), which only a hostile route (``echoes-key``) uses.
 
 Each chunk is its own ASGI body message, which uvicorn writes to the socket at once (chunked
 transfer encoding, Nagle off), so a client reads the stream torn exactly where the plan tore it
@@ -45,15 +47,17 @@ from urllib.parse import parse_qsl
 
 import uvicorn
 
-from ..core.rendering import ENVELOPE, USAGE, render
+from ..core.dialects.openai_chat import OPENAI_CHAT
+from ..core.rendering import render
 from ..core.spec import Scenario
 from ..core.split import chunkings, parse_splitting
 from ..errors import HarnessError, UsageError
 from ..scrub import is_credential
+from .dialects import SERVED, SERVED_AT
 from .reply import SSE, Reply
 from .routes import ROUTES
 
-__all__ = ["Emulator", "ProviderApp", "completion_of", "serve"]
+__all__ = ["Emulator", "ProviderApp", "serve"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -68,42 +72,6 @@ _CLOSE = (b"connection", b"close")
 """One request per connection. On a reused connection, a client that writes its headers and
 body separately (httpx does) holds the body back until the server acknowledges the headers,
 which the server delays by 40 ms: every request would take that long."""
-
-
-def completion_of(scenario: Scenario) -> dict[str, Any] | None:
-    """The non-streaming ``chat.completion`` a route would answer ``scenario``'s request with,
-    from its plan: each choice's text, calls (true id, name and argument text) and finish
-    reason. None for a literal stream, which has no plan to assemble."""
-    spec = scenario.spec
-    if spec.literal:
-        return None
-    choices = []
-    for choice in range(spec.choices):
-        message: dict[str, Any] = {"role": "assistant", "content": spec.noise.content}
-        calls = [call for call in spec.calls if call.choice == choice]
-        tool_calls = [
-            {
-                "id": None if call.id_policy == "omit" else call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": call.arguments},
-            }
-            for call in calls
-            if not call.legacy
-        ]
-        if tool_calls:
-            message["tool_calls"] = tool_calls
-        legacy = [call for call in calls if call.legacy]
-        if legacy:
-            message["function_call"] = {"name": legacy[0].name, "arguments": legacy[0].arguments}
-        choices.append(
-            {
-                "index": choice,
-                "message": message,
-                "finish_reason": spec.ending.finish,
-                "logprobs": None,
-            }
-        )
-    return {**ENVELOPE, "object": "chat.completion", "choices": choices, "usage": USAGE}
 
 
 class ProviderApp:
@@ -185,20 +153,21 @@ class ProviderApp:
             return
         path = scope["path"].removeprefix("/v1")
         method = scope["method"]
-        if path in ("/chat/completions", "/models") and method != (
-            "POST" if path == "/chat/completions" else "GET"
+        dialect = SERVED_AT.get(path)
+        if (path == "/models" or dialect is not None) and method != (
+            "GET" if path == "/models" else "POST"
         ):
             await _error(send, 405, f"{method} is not allowed on {scope['path']}", "method")
         elif path == "/models":
             await _json(send, 200, self._model_list())
-        elif path == "/chat/completions":
-            await self._chat(await _body(receive), _credentials(scope), receive, send)
+        elif dialect is not None:
+            await self._answer(dialect, await _body(receive), _credentials(scope), receive, send)
         else:
+            served = " and ".join([*(f"POST /v1{at}" for at in SERVED_AT), "GET /v1/models"])
             await _error(
                 send,
                 404,
-                f"no route {method} {scope['path']}: the emulator answers POST "
-                "/v1/chat/completions and GET /v1/models",
+                f"no route {method} {scope['path']}: the emulator answers {served}",
                 None,
                 code="unknown_url",
             )
@@ -212,8 +181,13 @@ class ProviderApp:
             ],
         }
 
-    async def _chat(
-        self, body: bytes, credentials: tuple[str, ...], receive: Receive, send: Send
+    async def _answer(
+        self,
+        dialect: str,
+        body: bytes,
+        credentials: tuple[str, ...],
+        receive: Receive,
+        send: Send,
     ) -> None:
         try:
             request = json.loads(body)
@@ -226,7 +200,7 @@ class ProviderApp:
             await _error(send, 400, "the request names no model", "model")
             return
         try:
-            reply = self._reply(model, request, credentials)
+            reply = self._reply(model, dialect, request, credentials)
         except UsageError as exc:
             await _error(send, 400, str(exc), getattr(exc, "param", "model"))
             return
@@ -252,14 +226,19 @@ class ProviderApp:
             await _json(send, 200, reply.completion, reply.headers)
 
     def _reply(
-        self, model: str, request: Mapping[str, Any], credentials: tuple[str, ...]
+        self, model: str, dialect: str, request: Mapping[str, Any], credentials: tuple[str, ...]
     ) -> Reply | None:
+        """What ``model`` is answered with on ``dialect``'s path: a registered reply, an
+        emulated route (openai-chat only), or a scenario of that dialect."""
         with self._lock:
             registered = self._replies.get(model)
         if registered is not None:
             return registered
         kind, colon, rest = model.partition(":")
-        if kind == "route" and colon and rest in self.routes:
+        if dialect != OPENAI_CHAT.name:
+            if kind != "scenario" or not colon:
+                return None
+        elif kind == "route" and colon and rest in self.routes:
             return self.routes[rest].reply(request, self.delay, credentials=credentials)
         if kind != "scenario" or not colon:
             if self.route is not None:
@@ -270,6 +249,11 @@ class ProviderApp:
         scenario = self.scenarios.get(scenario_id)
         if scenario is None:
             return None
+        if scenario.spec.dialect != dialect:
+            at = SERVED[scenario.spec.dialect].path
+            raise UsageError(
+                f"the scenario {scenario_id!r} is in {scenario.spec.dialect}: POST it to /v1{at}"
+            )
         data = render(scenario.spec).data
         chunks: Sequence[bytes] = [data]
         if at:
@@ -280,7 +264,8 @@ class ProviderApp:
                 )
             chunks = next(chunkings(data, splitting))
         delays = tuple(0.0 if n == 0 else self.delay for n in range(len(chunks)))
-        return Reply(tuple(chunks), delays, completion=completion_of(scenario))
+        completion = SERVED[dialect].completion(scenario)
+        return Reply(tuple(chunks), delays, completion=completion)
 
 
 class Emulator:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
+from ..core.dialects.openai_chat import chat_chunk, delta_choice
 from ..errors import RequestError
 from .reply import Reply
 
@@ -215,21 +216,19 @@ class Route:
     ) -> dict[str, Any]:
         """One ``chat.completion.chunk``: a delta of choice 0 (``None``: no choice at all, as
         in the usage chunk) with its finish reason."""
-        payload: dict[str, Any] = {
+        envelope = {
             "id": answer.id,
             "object": "chat.completion.chunk",
             "created": answer.created,
             "model": answer.model,
             "system_fingerprint": self.fingerprint,
-            "choices": []
-            if delta is None
-            else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
         }
+        choices = [] if delta is None else [delta_choice(0, delta, finish, logprobs=True)]
         if usage is not None:
-            payload["usage"] = dict(usage)
-        elif answer.include_usage:
-            payload["usage"] = None
-        return payload
+            return chat_chunk(choices, envelope=envelope, usage=dict(usage))
+        if answer.include_usage:
+            return chat_chunk(choices, envelope=envelope, usage=None)
+        return chat_chunk(choices, envelope=envelope)
 
     # -- not streaming ------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from ..connect.adapters import ADAPTERS, HttpAdapter, installed
 from ..connect.connectables import load_implementation
 from ..core.case import OUTCOMES, CaseResult
 from ..core.declaration import OBSERVABLES
+from ..core.dialects import NOT_CERTIFIABLE
 from ..core.observation import observe
 from ..core.rendering import render
 from ..core.spec import Scenario, Splitting
@@ -60,7 +61,7 @@ from ..reports import (
     summary_scenario,
     visible,
 )
-from ..rules import NOT_CERTIFIABLE, RULE_TEXT, RULES
+from ..rules import RULE_TEXT, RULES
 from ..runner.cases import select_scenarios
 from ..runner.execution import run
 from ..runner.progress import make_progress

@@ -15,7 +15,8 @@ from typing import Any
 
 from ..core.case import OUTCOMES
 from ..core.checks import CHECKS
-from ..rules import NOT_CERTIFIABLE, RuleId, failure_pointer
+from ..core.dialects import NOT_CERTIFIABLE
+from ..rules import RuleId, failure_pointer
 from .markup import clip, h, page_head, visible
 from .model import JSONL, RULE_STATES, Report, count_outcomes, rule_states, rule_table
 from .verdicts import (

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..rules import NOT_CERTIFIABLE, RuleId, failure_pointer
+from ..core.dialects import NOT_CERTIFIABLE
+from ..rules import RuleId, failure_pointer
 from .markup import clip, md, md_block, md_code, visible
 from .model import RULE_STATES, Report, count_outcomes, rule_table
 from .verdicts import (

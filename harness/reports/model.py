@@ -18,8 +18,9 @@ from jsonschema.exceptions import best_match
 
 from ..core.case import OUTCOMES
 from ..core.checks import CHECKS
+from ..core.dialects import NOT_CERTIFIABLE
 from ..errors import UsageError
-from ..rules import NOT_CERTIFIABLE, RULES
+from ..rules import RULES
 
 __all__ = [
     "FORMAT",

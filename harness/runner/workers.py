@@ -190,7 +190,7 @@ def _serve(connectable: str, conn: Connection) -> None:
         if task is None:
             return
         number, scenario, profile, splitting, interval = task
-        factory = _Heartbeat(implementation.factory, conn, interval)
+        factory = _Heartbeat(implementation.factory_for(scenario.spec.dialect), conn, interval)
         try:
             result = run_case(
                 scenario, profile, splitting, factory, implementation.declaration.observables

@@ -13,7 +13,9 @@ Public strategies are built from smaller private ones, in layers:
 - ``splittings(data)`` draws transport cuts, biased to ``dangerous_offsets(data)``; ``cases()``
   draws a scenario together with a splitting of its own bytes.
 
-Every spec drawn is one the oracle predicts under both profiles and the renderer renders, so the
+Each dialect's streams are drawn by its generator (``GENERATORS``, by dialect name; every
+public strategy takes ``dialect=``, openai-chat by default). Every spec drawn is one the oracle
+predicts under both profiles and the renderer renders, so the
 reference assembler passes every case. Knobs are ordered so that shrinking leads somewhere
 readable: every list of choices starts with the ordinary value, every unusual knob is drawn
 "rarely" and shrinks to off, lists shrink to their fewest items, so a failure shrinks to one or
@@ -34,9 +36,10 @@ from ._knobs import seen_events
 from ._scenarios import rules_for, scenario_for, scenarios
 from ._schemas import tools
 from ._splittings import cases, dangerous_offsets, splittings
-from ._streams import predictable, stream_specs
+from ._streams import GENERATORS, predictable, stream_specs
 
 __all__ = [
+    "GENERATORS",
     "InvalidArguments",
     "argument_text",
     "arguments_for",

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from callstream.reference import Limits, Tool
 
 from ..core.declaration import PROFILES
+from ..core.dialects import DIALECTS
 from ..core.oracle import expect
 from ..core.rendering import render
 from ..core.spec import (
@@ -19,7 +20,7 @@ from ..core.spec import (
     StreamSpec,
     Transport,
 )
-from ..rules import OPENAI_CHAT_QUIRKS, RULES, RuleId
+from ..rules import RULES, RuleId
 from ._invalid import strictly_parses
 from ._streams import stream_specs
 
@@ -132,7 +133,7 @@ def scenario_for(spec: StreamSpec, splittings: Sequence[Splitting] = ()) -> Scen
         rules=rules_for(spec),
         spec=spec,
         tags=_tags(spec),
-        quirks=tuple(quirk for quirk in OPENAI_CHAT_QUIRKS if quirk in findings),
+        quirks=tuple(quirk for quirk in DIALECTS[spec.dialect].quirks if quirk in findings),
         kind="must",
         profiles=PROFILES,
         splittings=tuple(splittings),
@@ -142,11 +143,16 @@ def scenario_for(spec: StreamSpec, splittings: Sequence[Splitting] = ()) -> Scen
 def scenarios(
     tools: Sequence[Tool] | None = None,
     *,
+    dialect: str = "openai-chat",
     max_calls: int = 3,
     max_choices: int = 2,
     lone_surrogates: bool = True,
 ) -> st.SearchStrategy[Scenario]:
     """``stream_specs`` wrapped as Scenarios by ``scenario_for`` (default splittings)."""
     return stream_specs(
-        tools, max_calls=max_calls, max_choices=max_choices, lone_surrogates=lone_surrogates
+        tools,
+        dialect=dialect,
+        max_calls=max_calls,
+        max_choices=max_choices,
+        lone_surrogates=lone_surrogates,
     ).map(scenario_for)

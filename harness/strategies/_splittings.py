@@ -134,13 +134,18 @@ def splittings(data: bytes | None = None) -> st.SearchStrategy[Splitting]:
 def _cases(
     draw: st.DrawFn,
     tool_set: Sequence[Tool] | None,
+    dialect: str,
     max_calls: int,
     max_choices: int,
     lone_surrogates: bool,
 ) -> tuple[Scenario, Splitting]:
     scenario = draw(
         scenarios(
-            tool_set, max_calls=max_calls, max_choices=max_choices, lone_surrogates=lone_surrogates
+            tool_set,
+            dialect=dialect,
+            max_calls=max_calls,
+            max_choices=max_choices,
+            lone_surrogates=lone_surrogates,
         )
     )
     return scenario, draw(splittings(render(scenario.spec).data))
@@ -149,10 +154,13 @@ def _cases(
 def cases(
     tools: Sequence[Tool] | None = None,
     *,
+    dialect: str = "openai-chat",
     max_calls: int = 3,
     max_choices: int = 2,
     lone_surrogates: bool = True,
 ) -> st.SearchStrategy[tuple[Scenario, Splitting]]:
     """A scenario (``scenarios``) and a splitting of its own rendered bytes (``splittings``),
     ready for ``callstream.run_case``."""
-    return _cases(None if tools is None else tuple(tools), max_calls, max_choices, lone_surrogates)
+    return _cases(
+        None if tools is None else tuple(tools), dialect, max_calls, max_choices, lone_surrogates
+    )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from hypothesis import reject
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
 from callstream.reference import Limits, Tool
 
@@ -238,9 +239,18 @@ def _stream_specs(
     return spec
 
 
+GENERATORS: dict[str, Callable[..., st.SearchStrategy[StreamSpec]]] = {
+    "openai-chat": _stream_specs,
+}
+"""The streams drawn for each dialect, by name: called with ``(tools, max_calls, max_choices,
+lone_surrogates)``. ``tests/test_dialects.py`` checks that every dialect the harness renders
+has its generator."""
+
+
 def stream_specs(
     tools: Sequence[Tool] | None = None,
     *,
+    dialect: str = "openai-chat",
     max_calls: int = 3,
     max_choices: int = 2,
     lone_surrogates: bool = True,
@@ -253,7 +263,10 @@ def stream_specs(
     chunks after it, in-band errors of each shape, with or without ``[DONE]``, cut inside the
     last event); transport (LF, CRLF, CR or mixed line endings, ``data:`` without a space, a
     BOM, ``event:`` lines, payloads over several ``data:`` lines); sometimes a small
-    ``max_argument_bytes``. Ordinary streams dominate: each group of knobs is rarely on."""
-    return _stream_specs(
+    ``max_argument_bytes``. Ordinary streams dominate: each group of knobs is rarely on. The
+    streams are in ``dialect`` (openai-chat's are described here; see :data:`GENERATORS`)."""
+    if dialect not in GENERATORS:
+        raise InvalidArgument(f"no streams are drawn for dialect {dialect!r}")
+    return GENERATORS[dialect](
         None if tools is None else tuple(tools), max_calls, max_choices, lone_surrogates
     )

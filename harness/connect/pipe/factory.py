@@ -13,7 +13,8 @@ from typing import Any
 
 from callstream.reference import Limits, Tool
 
-from ...core.declaration import SCENARIO_DIALECT, Declaration, Implementation, declaration_from
+from ...core.declaration import Declaration, Implementation, declaration_from
+from ...core.dialects import DIALECTS
 from ...errors import ImplementationError, UsageError
 from .codec import tool_message
 from .program import Program
@@ -66,10 +67,11 @@ def load_command(spec: str, *, timeout: float = DEFAULT_TIMEOUT) -> Implementati
         raise UsageError(f"{spec!r}: {exc.summary}\n{exc.details()}") from None
     finally:
         program.stop()
-    dialects = described["dialects"]
+    # The dialects it reads that callstream renders; one it renders none of reads nothing here.
+    dialects = [name for name in described["dialects"] if name in DIALECTS]
     declared = {
         "profile": described["profile"],
-        "dialect": SCENARIO_DIALECT if SCENARIO_DIALECT in dialects else dialects[0],
+        "dialects": dialects or described["dialects"][:1],
     }
     if "observables" in described:
         declared["observables"] = described["observables"]
@@ -100,8 +102,11 @@ class CommandFactory:
         self._program: Program | None = None
         self._seq = 0
 
-    def __call__(self, *, tools: Sequence[Tool], limits: Limits) -> PipeStream:
-        """Begin a stream offering ``tools`` under ``limits`` (the ``run`` request)."""
+    def __call__(
+        self, *, tools: Sequence[Tool], limits: Limits, dialect: str | None = None
+    ) -> PipeStream:
+        """Begin a stream in ``dialect`` (default: the first the program reads) offering
+        ``tools`` under ``limits`` (the ``run`` request)."""
         program = self._program
         if program is None or not program.usable():
             self._program = None
@@ -117,7 +122,7 @@ class CommandFactory:
                 "seq": self._seq,
                 "tools": [tool_message(tool) for tool in tools],
                 "limits": dataclasses.asdict(limits),
-                "dialect": self.declaration.dialect,
+                "dialect": dialect or self.declaration.dialects[0],
                 "profile": self.declaration.profile,
             }
         )

@@ -1,0 +1,256 @@
+"""The ``openai-chat`` dialect's events: a planned StreamSpec as ``chat.completion.chunk``
+payloads, the finish reasons, an in-band error, ``[DONE]`` (research/wire_formats.md §2).
+
+The chunk envelope is built here and only here (:func:`chat_chunk`, :func:`delta_choice`):
+the renderer, the emulated routes and the benchmark's streams all use it, each with its own
+envelope values.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ...spec import CallPlan, StreamSpec
+from ...wire import Event
+
+__all__ = ["ENVELOPE", "USAGE", "chat_chunk", "delta_choice", "plan_events"]
+
+ENVELOPE: Mapping[str, Any] = {
+    "id": "chatcmpl-callstream",
+    "object": "chat.completion.chunk",
+    "created": 1700000000,
+    "model": "callstream-model",
+}
+"""The envelope of every chunk a plan is rendered into."""
+USAGE: Mapping[str, int] = {"prompt_tokens": 21, "completion_tokens": 34, "total_tokens": 55}
+"""The usage a plan's usage chunk reports."""
+_NO_USAGE: Any = object()
+
+
+def chat_chunk(
+    choices: list[dict[str, Any]],
+    *,
+    envelope: Mapping[str, Any] = ENVELOPE,
+    usage: Any = _NO_USAGE,
+) -> dict[str, Any]:
+    """One ``chat.completion.chunk``: ``envelope`` (id, object, created, model and any vendor
+    fields, in order), ``choices``, then ``usage`` when one is given (``None`` included)."""
+    payload = {**envelope, "choices": choices}
+    if usage is not _NO_USAGE:
+        payload["usage"] = usage
+    return payload
+
+
+def delta_choice(
+    index: int, delta: dict[str, Any], finish: str | None = None, *, logprobs: bool = False
+) -> dict[str, Any]:
+    """One entry of a chunk's ``choices``: ``delta`` for choice ``index`` with its
+    ``finish_reason``, and ``logprobs: null`` before it when ``logprobs``."""
+    choice: dict[str, Any] = {"index": index, "delta": delta}
+    if logprobs:
+        choice["logprobs"] = None
+    choice["finish_reason"] = finish
+    return choice
+
+
+def plan_events(spec: StreamSpec) -> Iterator[Event]:
+    """The events a planned ``spec`` is sent as: a role delta, text, each call's deltas on its
+    schedule, the finish reasons (or an in-band error), what comes after, a usage chunk and
+    ``[DONE]``, as the spec says."""
+    noise, ending = spec.noise, spec.ending
+    usage_every = dict(USAGE) if noise.usage_every else None
+
+    def chunk(choice: int, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        if noise.role_every:
+            delta = {"role": "assistant", **delta}
+        choices = [delta_choice(choice, delta, finish)]
+        if usage_every is not None:
+            return chat_chunk(choices, usage=usage_every)
+        if noise.usage:
+            return chat_chunk(choices, usage=None)
+        return chat_chunk(choices)
+
+    if noise.empty_first:
+        yield Event(
+            {
+                "id": "",
+                "object": "",
+                "created": 0,
+                "model": "",
+                "choices": [],
+                "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {}}],
+            }
+        )
+    for choice in range(spec.choices):
+        if noise.role:
+            yield Event(chunk(choice, {"role": "assistant", "content": None}))
+        if noise.content is not None:
+            yield Event(chunk(choice, {"content": noise.content}))
+
+    steps = _schedule(spec)
+    last_step = {
+        choice: max((n for n, (c, _) in enumerate(steps) if c == choice), default=-1)
+        for choice in range(spec.choices)
+    }
+    finish = ending.finish if ending.error is None else None
+    for n, (choice, delta) in enumerate(steps):
+        if ending.finish_with_last and finish is not None and n == last_step[choice]:
+            yield Event(chunk(choice, delta, finish), finishes=(choice,))
+        else:
+            yield Event(chunk(choice, delta))
+
+    if ending.error is not None:
+        yield _error(ending.error)
+        return
+    if finish is not None:
+        for choice in range(spec.choices):
+            if not (ending.finish_with_last and last_step[choice] >= 0):
+                yield Event(chunk(choice, {}, finish), finishes=(choice,))
+    for extra in ending.after_finish:
+        if extra == "usage_chunk":
+            payload = chunk(0, {"role": "assistant", "content": ""})
+            payload["usage"] = dict(USAGE)
+            yield Event(payload)
+        elif extra == "duplicate_finish":
+            yield Event(chunk(0, {}, finish or "stop"))
+        elif extra == "late_delta":
+            yield Event(chunk(0, {"tool_calls": [{"index": 0, "function": {"arguments": "}"}}]}))
+    if noise.usage:
+        yield Event(chat_chunk([], usage=dict(USAGE)))
+    if ending.done:
+        yield Event("[DONE]")
+
+
+def _schedule(spec: StreamSpec) -> list[tuple[int, dict[str, Any]]]:
+    """The deltas in wire order, each with its choice."""
+    per_choice: dict[int, list[list[dict[str, Any]]]] = {}
+    positions: dict[int, int] = {}
+    for call in spec.calls:
+        position = positions.get(call.choice, 0)
+        positions[call.choice] = position + 1
+        deltas: list[dict[str, Any]]
+        if call.legacy:
+            deltas = [{"function_call": entry} for entry in _legacy_deltas(call)]
+        else:
+            whole = spec.schedule in ("whole", "together")
+            deltas = [{"tool_calls": [entry]} for entry in _tool_deltas(call, position, whole)]
+        per_choice.setdefault(call.choice, []).append(deltas)
+
+    steps: list[tuple[int, dict[str, Any]]] = []
+    if spec.schedule == "together":
+        for choice, calls in sorted(per_choice.items()):
+            entries = [
+                entry for deltas in calls for delta in deltas[:1] for entry in delta["tool_calls"]
+            ]
+            steps.append((choice, {"tool_calls": entries}))
+            for deltas in calls:
+                steps.extend((choice, delta) for delta in deltas[1:])
+    elif spec.schedule == "interleaved":
+        queues = [
+            (choice, list(deltas))
+            for choice, calls in sorted(per_choice.items())
+            for deltas in calls
+        ]
+        while any(queue for _, queue in queues):
+            for choice, queue in queues:
+                if queue:
+                    steps.append((choice, queue.pop(0)))
+    else:
+        for choice, calls in sorted(per_choice.items()):
+            for deltas in calls:
+                steps.extend((choice, delta) for delta in deltas)
+    return steps
+
+
+def _tool_deltas(call: CallPlan, position: int, whole: bool) -> list[dict[str, Any]]:
+    """The tool-call entries that carry one call, in order."""
+    index = position if call.index is None else call.index
+    if call.arguments_as_value:
+        pieces: list[Any] = [json.loads(call.arguments)]
+    elif whole:
+        pieces = [call.arguments]
+    elif call.snapshots:
+        so_far = ""
+        pieces = []
+        for fragment in call.fragments:
+            so_far += fragment
+            pieces.append(so_far)
+    else:
+        pieces = list(call.fragments)
+
+    # A custom call carries its name and input in ``custom`` (openai/openai-python#2530).
+    body, text = ("custom", "input") if call.kind == "custom" else ("function", "arguments")
+    header: dict[str, Any] = {"type": call.kind, body: {}}
+    if call.header_arguments or whole or call.arguments_as_value:
+        header[body][text] = pieces.pop(0) if pieces else ""
+    else:
+        header[body][text] = ""
+    entries = [header] + [{body: {text: piece}} for piece in pieces]
+    if call.name_policy == "late" and len(entries) == 1:
+        entries.append({body: {}})
+
+    for number, entry in enumerate(entries):
+        if not call.omit_index:
+            entry["index"] = index
+        call_id = _id_for(call, number)
+        if call_id is not _ABSENT:
+            entry["id"] = call_id
+        if number > 0 and call.type_every:
+            entry["type"] = call.kind
+        if call.name is not None and (
+            (number == 0 and call.name_policy in ("once", "every"))
+            or (number > 0 and call.name_policy == "every")
+            or (number == 1 and call.name_policy == "late")
+        ):
+            entry[body]["name"] = call.name
+        if number == 0 and call.extra_content is not None:
+            entry["extra_content"] = dict(call.extra_content)
+    # Put keys in the order real servers use: index, id, type, function (or custom).
+    return [{key: entry[key] for key in _KEY_ORDER if key in entry} for entry in entries]
+
+
+_KEY_ORDER = ("index", "id", "type", "function", "custom", "extra_content")
+_ABSENT: Any = object()
+
+
+def _id_for(call: CallPlan, number: int) -> Any:
+    policy = call.id_policy
+    if policy == "omit" or call.id is None:
+        return _ABSENT
+    if policy == "empty":
+        return "" if number == 0 else _ABSENT
+    if policy == "numeric":
+        return int.from_bytes(call.id.encode()[:4], "big") if number == 0 else _ABSENT
+    if policy == "every":
+        return call.id
+    if policy == "changing":
+        return call.id if number == 0 else f"{call.id}-{number}"
+    return call.id if number == 0 else _ABSENT
+
+
+def _legacy_deltas(call: CallPlan) -> list[dict[str, Any]]:
+    first: dict[str, Any] = {"arguments": ""}
+    if call.name is not None:
+        first = {"name": call.name, "arguments": ""}
+    return [first] + [{"arguments": fragment} for fragment in call.fragments]
+
+
+def _error(shape: str) -> Event:
+    message = "The server had an error while processing your request."
+    if shape == "nested":
+        return Event({"error": {"message": message, "type": "server_error", "code": None}})
+    if shape == "flat":
+        return Event(
+            {"object": "error", "message": message, "type": "InternalServerError", "code": 500}
+        )
+    if shape == "openrouter":
+        # OpenRouter's error chunk: its provider and error between the envelope and choices.
+        payload = {
+            **ENVELOPE,
+            "provider": "openai",
+            "error": {"code": 502, "message": "Provider disconnected"},
+        }
+        return Event(chat_chunk([delta_choice(0, {"content": ""}, "error")], envelope=payload))
+    return Event({"error": {"message": message, "type": "server_error"}}, event="error")

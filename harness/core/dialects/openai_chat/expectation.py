@@ -1,0 +1,323 @@
+"""What a planned ``openai-chat`` stream must become: the expectation derived from the plan
+alone, never from the reference assembler.
+
+The oracle knows the true calls (their exact text), how they were sent and how the stream
+ends, and applies REQUIREMENTS.md (the table "How a stream ends decides what its calls
+become", V1–V5) and the profiles of research/wire_formats.md §8 as tabulated in
+``callstream.reference.QUIRKS`` (which quirks the strict profile rejects, which both profiles
+record). Two distinct calls of a choice that share an id (quirk C34) are recorded in both
+profiles and rejected ``duplicate_id`` under the strict one. A completed call is judged by
+:class:`~callstream.core.completion.Completer`, as in every dialect.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from callstream.reference import QUIRKS
+
+from ....errors import PlanError
+from ....rules import OPENAI_CHAT_QUIRKS, QuirkId, quirk_code
+from ...completion import Completer, Deviation
+from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
+from ...wire import Rendered
+
+__all__ = ["expect_openai_chat"]
+
+_COMPLETING = {"tool_calls", "stop", "function_call"}
+_MARKUP = ("<tool_call>", "[TOOL_CALLS]", "<|tool_call")
+_QUIRK = {quirk_code(quirk): quirk for quirk in OPENAI_CHAT_QUIRKS}
+"""openai-chat's quirk ids by code: ``_QUIRK["C3"]`` is ``openai-chat/C3``."""
+_DEVIATIONS: dict[Deviation, QuirkId] = {
+    "synthetic_id": _QUIRK["C7"],
+    "empty_parameterless": _QUIRK["C13"],
+    "repeated_arguments": _QUIRK["C11"],
+}
+"""The quirk each deviation met in completing a call is, in this dialect."""
+
+
+def expect_openai_chat(spec: StreamSpec, rendered: Rendered, profile: str) -> Expected:
+    """The expectation for the planned ``spec``, sent as ``rendered``, under ``profile``."""
+    return _Derivation(spec, rendered, profile == "strict").run()
+
+
+class _Derivation:
+    def __init__(self, spec: StreamSpec, rendered: Rendered, strict: bool) -> None:
+        self.spec = spec
+        self.rendered = rendered
+        self.strict = strict
+        self.findings: set[QuirkId] = set()
+        tools = {tool.name: tool for tool in spec.tools}
+        self.completer = Completer(
+            tools, strict=strict, met=lambda met: self.findings.add(_DEVIATIONS[met])
+        )
+
+    def run(self) -> Expected:
+        spec = self.spec
+        self._stream_findings()
+        self._check_plan()
+        positions: dict[int, int] = {}
+        wire_seen: dict[int, dict[int, str | None]] = {}
+        calls = []
+        sharing = self._shared_ids()
+        for number, plan in enumerate(spec.calls):
+            position = positions.get(plan.choice, 0)
+            positions[plan.choice] = position + 1
+            seen = wire_seen.setdefault(plan.choice, {})
+            strict_quirk = self._wire_quirks(plan, position, seen)
+            if number in sharing and self.strict:
+                # The first holder of the id keeps a rejection its own first delta already
+                # earned; the others are rejected the moment the id comes back.
+                strict_quirk = (strict_quirk if sharing[number] else None) or "C34"
+            calls.append(self._call(plan, position, strict_quirk))
+        return Expected(tuple(calls), frozenset(self.findings))
+
+    def _shared_ids(self) -> dict[int, bool]:
+        """The calls (by number in the plan) that share their id with another call of their
+        choice (quirk C34): True for the first holder of the id, False for the others."""
+        owners: dict[tuple[int, str], int] = {}
+        sharing: dict[int, bool] = {}
+        calls = self.spec.calls
+        for number, plan in enumerate(calls):
+            call_id = self._id(plan)
+            if call_id is None:
+                continue
+            first = owners.setdefault((plan.choice, call_id), number)
+            if first == number:
+                continue
+            if plan.omit_index or calls[first].omit_index:
+                raise PlanError("calls that share an id need wire indices: else they are one")
+            if self._wire_of(calls[first]) == self._wire_of(plan):
+                raise PlanError("calls that share an id at one wire index are one call")
+            if not (self._strict_quirk_free(calls[first]) and self._strict_quirk_free(plan)):
+                raise PlanError(
+                    "calls that share an id must be otherwise free of quirks the strict "
+                    "profile rejects: write the stream as literal events"
+                )
+            self.findings.add(_QUIRK["C34"])
+            sharing[first] = True
+            sharing[number] = False
+        return sharing
+
+    def _wire_of(self, plan: CallPlan) -> int:
+        """The wire index of a call that names one, or its position within its choice."""
+        if plan.index is not None:
+            return plan.index
+        same_choice = [p for p in self.spec.calls if p.choice == plan.choice]
+        return next(n for n, p in enumerate(same_choice) if p is plan)
+
+    def _strict_quirk_free(self, plan: CallPlan) -> bool:
+        """False when the plan alone carries a quirk the strict profile rejects."""
+        return not (
+            plan.id_policy == "changing"
+            or plan.name_policy == "late"
+            or plan.arguments_as_value
+            or plan.legacy
+        )
+
+    def _check_plan(self) -> None:
+        spec, ending = self.spec, self.spec.ending
+        if ending.cut:
+            last = self.rendered.events[-1] if self.rendered.events else None
+            if spec.choices != 1 or last is None or _carries_delta(last.data):
+                raise PlanError(
+                    "ending.cut must cut an event after the calls' deltas, with one choice"
+                )
+        if ending.after_finish and ending.finish is None:
+            raise PlanError("ending.after_finish needs a finish reason")
+        if len(spec.calls) > spec.limits.max_calls or spec.choices > spec.limits.max_choices:
+            raise PlanError("a plan past max_calls or max_choices fails the whole stream")
+        if spec.schedule == "interleaved":
+            for choice in range(spec.choices):
+                wires = [
+                    self._wire(p, n)
+                    for n, p in enumerate(c for c in spec.calls if c.choice == choice)
+                ]
+                if len(wires) != len(set(wires)):
+                    raise PlanError("an index reused by several calls cannot be interleaved")
+
+    def _wire(self, plan: CallPlan, position: int) -> int:
+        return position if plan.index is None else plan.index
+
+    def _deltas(self, plan: CallPlan) -> int:
+        """How many deltas carry the call (as the renderer sends it)."""
+        if self.spec.schedule in ("whole", "together") or plan.arguments_as_value:
+            count = 1
+        elif plan.legacy:
+            count = 1 + len(plan.fragments)
+        else:
+            count = len(plan.fragments) if plan.header_arguments else len(plan.fragments) + 1
+        if plan.name_policy == "late" and count == 1:
+            count = 2
+        return max(count, 1)
+
+    def _ambiguous(self, choice: int) -> bool:
+        """Lenient: does an index-less fragment come while several calls of the choice are open?"""
+        calls = [plan for plan in self.spec.calls if plan.choice == choice]
+        for position, plan in enumerate(calls):
+            bare = (
+                plan.omit_index
+                and plan.id_policy not in ("every", "changing")
+                and plan.name_policy != "every"
+                and self._deltas(plan) > 1
+            )
+            if bare and (position >= 1 or (self.spec.schedule == "interleaved" and len(calls) > 1)):
+                return True
+        return False
+
+    # -- quirks of the stream as a whole ----------------------------------------------------
+
+    def _stream_findings(self) -> None:
+        spec, noise, ending = self.spec, self.spec.noise, self.spec.ending
+        if noise.role_every:
+            self.findings.add(_QUIRK["C29"])
+        if noise.usage_every:
+            self.findings.add(_QUIRK["C23"])
+        if noise.empty_first:
+            self.findings.add(_QUIRK["C21"])
+        if noise.content is not None and any(mark in noise.content for mark in _MARKUP):
+            self.findings.add(_QUIRK["C31"])
+        if ending.after_finish and ending.error is None and ending.finish is not None:
+            self.findings.add(_QUIRK["C20"])
+            if "usage_chunk" in ending.after_finish:
+                self.findings.add(_QUIRK["C23"])
+        if ending.error is None:
+            last = self.rendered.events[-1] if self.rendered.events else None
+            finish_arrives = ending.finish is not None and not (
+                ending.cut and last is not None and last.finishes
+            )
+            if finish_arrives and ending.finish == "stop" and spec.calls:
+                self.findings.add(_QUIRK["C16"])
+            if finish_arrives and ending.finish not in _COMPLETING | {"length", "content_filter"}:
+                self.findings.add(_QUIRK["C33"])
+            done_arrives = ending.done and not ending.cut
+            if finish_arrives and not done_arrives and spec.calls:
+                self.findings.add(_QUIRK["C24"])
+        if ending.cut:
+            self.findings.add(_QUIRK["T9"])
+
+    # -- quirks of one call's routing -------------------------------------------------------
+
+    def _wire_quirks(
+        self, plan: CallPlan, position: int, seen: dict[int, str | None]
+    ) -> str | None:
+        """Record a call's routing quirks; return the one the strict profile rejects it for."""
+        rejected: str | None = None
+        if plan.legacy:
+            self.findings.add(_QUIRK["C27"])
+            return None
+        if plan.omit_index:
+            self.findings.add(_QUIRK["C1"])
+            rejected = rejected or "C1"
+        else:
+            wire = position if plan.index is None else plan.index
+            if wire in seen:
+                self.findings.add(_QUIRK["C2"])
+                rejected = rejected or "C2"
+            elif wire != len(seen):
+                self.findings.add(_QUIRK["C14"])
+                rejected = rejected or "C14"
+            seen[wire] = plan.id
+        several = self._deltas(plan) > 1
+        if plan.id_policy == "every" and several and plan.id is not None:
+            self.findings.add(_QUIRK["C4"])
+        if plan.type_every and several:
+            self.findings.add(_QUIRK["C4"])
+        if plan.id_policy == "changing" and plan.id is not None and several:
+            self.findings.add(_QUIRK["C3"])
+            rejected = rejected or "C3"
+        if plan.name_policy == "every" and several and plan.name is not None:
+            self.findings.add(_QUIRK["C5"])
+        if plan.name_policy == "late" and plan.name is not None:
+            self.findings.add(_QUIRK["C6"])
+            rejected = rejected or "C6"
+        if plan.arguments_as_value:
+            self.findings.add(_QUIRK["C32"])
+            rejected = rejected or "C32"
+        if plan.id_policy == "numeric" and plan.id is not None:
+            self.findings.add(_QUIRK["C7"])
+        if plan.extra_content is not None:
+            self.findings.add(_QUIRK["C28"])
+        if rejected is None or not self.strict or QUIRKS[_QUIRK[rejected]].strict != "reject":
+            return None
+        return rejected
+
+    # -- one call ---------------------------------------------------------------------------
+
+    def _call(self, plan: CallPlan, position: int, strict_quirk: str | None) -> ExpectedCall:
+        spec = self.spec
+        text = self._text(plan)
+        base: dict[str, Any] = {
+            "choice": plan.choice,
+            "index": position,
+            "name": plan.name,
+            "arguments_text": text,
+        }
+        call_id = self._id(plan)
+        if call_id is not None:
+            base["id"] = call_id
+        if not (plan.omit_index or plan.legacy) and self._wire_of(plan) != position:
+            base["wire_index"] = self._wire_of(plan)
+
+        if strict_quirk is not None:
+            base.pop("arguments_text")  # rejected mid-stream: only part of the text arrived
+            return ExpectedCall("rejected", QUIRKS[_QUIRK[strict_quirk]].reason.value, **base)
+        if not self.strict and self._ambiguous(plan.choice):
+            base.pop("arguments_text")
+            return ExpectedCall("rejected", "protocol_error", **base)
+        true_text = plan.arguments if text is None else text
+        if len(true_text.encode("utf-8", "surrogatepass")) > spec.limits.max_argument_bytes:
+            base["arguments_text"] = None  # cut at the limit: not compared
+            return ExpectedCall("rejected", "too_large", **base)
+
+        ending = spec.ending
+        if ending.error is not None:
+            return ExpectedCall("rejected", "stream_error", **base)
+        finish = ending.finish
+        last = self.rendered.events[-1] if self.rendered.events else None
+        if ending.cut and last is not None and plan.choice in last.finishes:
+            finish = None  # the finish event itself was cut off
+        if finish is None:
+            reason = "unfinished" if ending.done and not ending.cut else "interrupted"
+            return ExpectedCall("rejected", reason, **base)
+        if finish == "length":
+            return ExpectedCall("rejected", "truncated", **base)
+        if finish == "content_filter":
+            return ExpectedCall("rejected", "filtered", **base)
+        if finish not in _COMPLETING:
+            reason = "stream_error" if finish == "error" else "provider_finish"
+            return ExpectedCall("rejected", reason, **base)
+        return self.completer.complete(
+            plan,
+            base,
+            named=plan.name_policy != "omit",
+            text=plan.arguments if plan.arguments_as_value else base["arguments_text"],
+            release=self.rendered.finish_offset(plan.choice),
+        )
+
+    def _text(self, plan: CallPlan) -> str | None:
+        if plan.arguments_as_value:
+            return None  # the implementation serialises the value its own way
+        if plan.snapshots:
+            so_far, out = "", []
+            for fragment in plan.fragments:
+                so_far += fragment
+                out.append(so_far)
+            return "".join(out)
+        return "".join(plan.fragments)
+
+    def _id(self, plan: CallPlan) -> str | None:
+        if plan.id is None or plan.legacy or plan.id_policy in ("omit", "empty"):
+            return None
+        if plan.id_policy == "numeric":
+            return None if self.strict else str(int.from_bytes(plan.id.encode()[:4], "big"))
+        return plan.id
+
+
+def _carries_delta(data: Any) -> bool:
+    if not isinstance(data, dict):
+        return False
+    return any(
+        choice.get("delta", {}).get("tool_calls") or choice.get("delta", {}).get("function_call")
+        for choice in data.get("choices") or []
+    )

@@ -1,0 +1,103 @@
+"""A stream on the wire: the events a dialect renders a plan into, and the SSE bytes they are
+written as. SSE is every dialect's transport, so the bytes are written here, once: ``data:``
+lines, ``event:`` lines, the line endings, a BOM, keep-alive comments, a last event cut short
+(research/wire_formats.md §1).
+
+``encode`` returns the bytes and, for each event, the offset at which it is dispatched, so the
+oracle can say from which byte a call may be released (C4, C5).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import cycle
+from typing import Any
+
+from .spec import Transport
+
+__all__ = ["NEWLINES", "Event", "Rendered", "encode"]
+
+NEWLINES = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One SSE event to write: a payload (dict or raw text) and its SSE event type."""
+
+    data: Any
+    event: str | None = None
+    finishes: tuple[int, ...] = ()
+    """The choices whose finish (the response's ending, for that choice) this event carries."""
+    boundaries: tuple[int, ...] = ()
+    """The calls (by their number in the plan) whose per-call boundary this event is: the
+    dialect's signal that the call's arguments are final (C5)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A spec on the wire."""
+
+    data: bytes
+    ends: tuple[int, ...]
+    """For each event, the number of bytes that must arrive for it to be dispatched: up to its
+    blank line's first character."""
+    events: tuple[Event, ...]
+
+    def finish_offset(self, choice: int) -> int | None:
+        """Where the event carrying ``choice``'s finish ends, if there is one."""
+        for event, end in zip(self.events, self.ends, strict=False):
+            if choice in event.finishes:
+                return end
+        return None
+
+    def boundary_offset(self, call: int) -> int | None:
+        """Where the event carrying the per-call boundary of the plan's call number ``call``
+        ends, if there is one."""
+        for event, end in zip(self.events, self.ends, strict=False):
+            if call in event.boundaries:
+                return end
+        return None
+
+
+def encode(
+    events: Sequence[Event], transport: Transport, *, keepalive: int = 0, cut: bool = False
+) -> Rendered:
+    """``events`` as SSE bytes: each preceded by ``keepalive`` comment lines, the last one
+    without the blank line that would dispatch it when ``cut`` (quirk T9)."""
+    # Mixed endings never put a lone CR right before a LF: the two would read as one CRLF.
+    newlines = (
+        cycle(["\n", "\r\n", "\r", "\r\n"])
+        if transport.newline == "mixed"
+        else cycle([NEWLINES[transport.newline]])
+    )
+    prefix = "data: " if transport.space else "data:"
+    out = bytearray("\ufeff".encode() if transport.bom else b"")
+    ends: list[int] = []
+    for event in events:
+        for _ in range(keepalive):
+            out += f": keep-alive{next(newlines)}{next(newlines)}".encode()
+        text = event.data if isinstance(event.data, str) else _json(event.data, transport.multiline)
+        lines = []
+        name = event.event or ("message" if transport.event_lines else None)
+        if name is not None:
+            lines.append(f"event: {name}")
+        lines += [prefix + line for line in text.split("\n")]
+        for line in lines:
+            out += (line + next(newlines)).encode()
+        # The event is dispatched by the first character of its blank line (a CRLF's CR).
+        out += next(newlines).encode()
+        ends.append(len(out) - 1 if out.endswith(b"\r\n") else len(out))
+    if cut and events:
+        # Drop the blank line that would dispatch the last event (quirk T9).
+        while out and out[-1] in b"\r\n":
+            del out[-1]
+        ends[-1] = len(out) + 1
+    return Rendered(bytes(out), tuple(ends), tuple(events))
+
+
+def _json(payload: Any, multiline: bool) -> str:
+    if multiline:
+        return json.dumps(payload, indent=1, ensure_ascii=False)
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
