@@ -16,7 +16,6 @@ import argparse
 import contextlib
 import io
 import json
-import math
 import os
 import sys
 import tempfile
@@ -37,12 +36,25 @@ from ..corpus.linting import lint
 from ..corpus.regressions import REGRESSIONS
 from ..corpus.scenario import corpus_paths, load_scenarios
 from ..errors import INTERRUPTED, HarnessError, UsageError, missing_extra
-from ..implementations import DEFAULT
 from ..reports import new_run_folder
 from ..reports.merge import merge_command
 from ..runner.execution import default_timeout, run_command
 from ..runner.shard import Shard
 from .completion import SHELLS, completion_script
+from .options import (
+    connectable,
+    corpus_options,
+    duration,
+    impl_options,
+    jobs_option,
+    out_option,
+    pause,
+    positive,
+    scenarios_option,
+    seconds,
+    selection_options,
+    timeout_option,
+)
 
 __all__ = ["main"]
 
@@ -149,7 +161,7 @@ def _parser() -> argparse.ArgumentParser:
     assemble.add_argument("--profile", choices=PROFILES, default="lenient")
     assemble.add_argument(
         "--chunk-size",
-        type=_positive,
+        type=positive,
         metavar="N",
         help=f"feed N bytes at a time (default: {READ_SIZE >> 10} KiB, as read)",
     )
@@ -173,17 +185,17 @@ def _parser() -> argparse.ArgumentParser:
         "a summary. Exits 0 when every case that ran passed, 1 when any failed, 2 on scenario "
         "or usage errors, 3 when the harness itself failed.",
     )
-    _corpus_options(run)
-    _impl_options(run)
-    _selection_options(run)
-    _jobs_option(run, default=os.cpu_count() or 1)
-    _timeout_option(
+    corpus_options(run)
+    impl_options(run)
+    selection_options(run)
+    jobs_option(run, default=os.cpu_count() or 1)
+    timeout_option(
         run,
         default=None,
         help="seconds one stream of a case may take before its worker is killed (default: 10 "
         "in process, 60 for cmd: and http:, where every chunk is a round trip)",
     )
-    _out_option(run, "run")
+    out_option(run, "run")
     run.add_argument(
         "--shard",
         metavar="K/N",
@@ -231,8 +243,8 @@ def _parser() -> argparse.ArgumentParser:
         "stream does (raising, hanging, a wrong verdict) is for run to judge. Exits 0 when the "
         "shape is right, 2 when it is not or no result showed it.",
     )
-    _impl_options(check)
-    _timeout_option(
+    impl_options(check)
+    timeout_option(
         check,
         default=None,
         help="seconds one stream may take (default: as for run, 10 in process, 60 for cmd:)",
@@ -283,11 +295,11 @@ def _parser() -> argparse.ArgumentParser:
         "found, 1 when the implementation failed, 2 on usage errors. Needs the fuzz extra: "
         "pip install 'callstream[fuzz]'.",
     )
-    _impl_options(fuzz_command)
+    impl_options(fuzz_command)
     budget = fuzz_command.add_mutually_exclusive_group()
-    budget.add_argument("--max-examples", type=_positive, metavar="N", help="example budget")
+    budget.add_argument("--max-examples", type=positive, metavar="N", help="example budget")
     budget.add_argument(
-        "--duration", type=_duration, metavar="TIME", help="time budget: 90s, 10m, 1h"
+        "--duration", type=duration, metavar="TIME", help="time budget: 90s, 10m, 1h"
     )
     fuzz_command.add_argument("--profile", choices=("dev", "ci", "nightly"), default="dev")
     fuzz_command.add_argument(
@@ -297,21 +309,21 @@ def _parser() -> argparse.ArgumentParser:
         help="search from this seed: the same seed, budget and implementation draw the same "
         "examples (no example database is used then)",
     )
-    _jobs_option(
+    jobs_option(
         fuzz_command,
         default=1,
         aliases=("--workers",),
         help="search in N processes that share the example database and split the budget "
         "(default: 1)",
     )
-    _timeout_option(
+    timeout_option(
         fuzz_command,
         default=10.0,
         help="seconds one example's stream may take before it fails no_hang (default: 10)",
     )
     fuzz_command.add_argument(
         "--shrink-time",
-        type=_duration,
+        type=duration,
         default=120.0,
         metavar="TIME",
         help="how long to shrink a failure before keeping the smallest seen (default: 2m)",
@@ -334,7 +346,7 @@ def _parser() -> argparse.ArgumentParser:
         help="where a shrunk find is written as YAML (default: %(default)s, under the working "
         "directory)",
     )
-    _out_option(fuzz_command, "fuzz")
+    out_option(fuzz_command, "fuzz")
     fuzz_command.set_defaults(command=_fuzz)
 
     serve = command(
@@ -347,10 +359,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1", help="default: %(default)s")
     serve.add_argument("--port", type=int, default=8000, help="default: %(default)s")
-    _scenarios_option(serve)
+    scenarios_option(serve)
     serve.add_argument(
         "--delay",
-        type=_pause,
+        type=pause,
         default=0.0,
         metavar="S",
         help="seconds between chunks (default: %(default)s)",
@@ -400,12 +412,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     certify_command.add_argument(
         "--repeat",
-        type=_positive,
+        type=positive,
         default=1,
         metavar="N",
         help="run each probe N times: a check that fails in some runs only is flaky (default: 1)",
     )
-    _timeout_option(
+    timeout_option(
         certify_command,
         default=30.0,
         help="the most seconds to connect, to the first data event and between two data "
@@ -413,19 +425,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     certify_command.add_argument(
         "--deadline",
-        type=_seconds,
+        type=seconds,
         metavar="S",
         help="the most seconds one answer may take in all (default: four times the timeout)",
     )
     certify_command.add_argument(
         "--max-bytes",
-        type=_positive,
+        type=positive,
         default=4 << 20,
         metavar="N",
         help="the most bytes of one answer read; a longer answer is a finding (default: "
         "%(default)s)",
     )
-    _out_option(certify_command, "certify")
+    out_option(certify_command, "certify")
     certify_command.set_defaults(command=_certify)
 
     replay_command = command(
@@ -453,7 +465,7 @@ def _parser() -> argparse.ArgumentParser:
         "observable, each failure with its repro. Exits 0 once the matrix is written. Needs the "
         "adapters extra.",
     )
-    _corpus_options(matrix)
+    corpus_options(matrix)
     matrix.add_argument(
         "--adapters", metavar="A,B", help="comma-separated adapter names (default: installed)"
     )
@@ -472,12 +484,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="S,S",
         help="comma-separated splittings (default: whole,random-1,random-2)",
     )
-    _jobs_option(
+    jobs_option(
         matrix,
         default=os.cpu_count() or 1,
         help="worker processes per adapter (default: %(default)s)",
     )
-    _timeout_option(matrix, default=30.0, help="seconds one stream may take (default: %(default)s)")
+    timeout_option(matrix, default=30.0, help="seconds one stream may take (default: %(default)s)")
     matrix.set_defaults(command=_matrix)
 
     completion = command(
@@ -489,94 +501,6 @@ def _parser() -> argparse.ArgumentParser:
     completion.add_argument("shell", choices=SHELLS)
     completion.set_defaults(command=lambda args: _completion(parser, args))
     return parser
-
-
-# -- options shared by several commands: each declared once ------------------------------------
-
-
-def _impl_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--impl",
-        default=DEFAULT,
-        metavar="CONNECTABLE",
-        help="the implementation: py:module:factory, cmd:'PROGRAM ARGS' or http:ADAPTER "
-        "(default: the reference, lenient)",
-    )
-    command.add_argument(
-        "--validate-protocol",
-        action="store_true",
-        help="check every pipe-protocol message, both ways, against its schema (cmd: only)",
-    )
-
-
-def _corpus_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="scenario files or folders to run instead of the built-in corpus",
-    )
-    _scenarios_option(command)
-
-
-def _scenarios_option(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--scenarios",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="your own scenario file or folder, added to the built-in corpus (repeatable)",
-    )
-
-
-def _selection_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "-k",
-        dest="select",
-        metavar="EXPR",
-        help="only scenarios whose id contains a term, or that carry it as a tag or cite it as "
-        "a rule; comma-separated terms, any may match; =ID matches one id exactly",
-    )
-    command.add_argument(
-        "--max-fail",
-        "--maxfail",
-        dest="max_fail",
-        type=_positive,
-        metavar="N",
-        help="stop after N failed cases",
-    )
-
-
-def _jobs_option(
-    command: argparse.ArgumentParser,
-    *,
-    default: int,
-    aliases: tuple[str, ...] = (),
-    help: str = "worker processes (default: one per CPU, %(default)s)",
-) -> None:
-    command.add_argument(
-        "--jobs",
-        "-j",
-        *aliases,
-        dest="jobs",
-        type=_positive,
-        default=default,
-        metavar="N",
-        help=help,
-    )
-
-
-def _timeout_option(command: argparse.ArgumentParser, *, default: float | None, help: str) -> None:
-    command.add_argument("--timeout", type=_seconds, default=default, metavar="S", help=help)
-
-
-def _out_option(command: argparse.ArgumentParser, prefix: str) -> None:
-    command.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        help=f"the report folder, new or empty (default: a new reports/{prefix}-<time>/)",
-    )
 
 
 def _version() -> str:
@@ -616,7 +540,7 @@ def _assemble(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     return run_command(
         args.paths,
-        impl=_connectable(args),
+        impl=connectable(args),
         select=args.select,
         max_fail=args.max_fail,
         jobs=args.jobs,
@@ -647,25 +571,16 @@ def _report_merge(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    impl = _connectable(args)
+    impl = connectable(args)
     timeout = args.timeout or default_timeout(impl)
     return check_command(impl, timeout=timeout, stdout=sys.stdout)
-
-
-def _connectable(args: argparse.Namespace) -> str:
-    """``--impl``, with the pipe protocol checked when ``--validate-protocol`` asks for it."""
-    if not args.validate_protocol:
-        return str(args.impl)
-    from ..connect.pipe import with_protocol_validation
-
-    return with_protocol_validation(args.impl)
 
 
 def _fuzz(args: argparse.Namespace) -> int:
     # Hypothesis and the generators load only for fuzzing.
     from ..fuzz.search import describe, fuzz, make_fuzz_progress
 
-    implementation = load_implementation(_connectable(args))
+    implementation = load_implementation(connectable(args))
     result = fuzz(
         implementation,
         profile=args.profile,
@@ -807,30 +722,6 @@ def _matrix(args: argparse.Namespace) -> int:
     )
 
 
-def _pause(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
-    if not 0 <= seconds < math.inf:
-        raise argparse.ArgumentTypeError("must be zero or a positive number of seconds")
-    return seconds
-
-
-def _duration(value: str) -> float:
-    units = {"s": 1, "m": 60, "h": 3600}
-    number, unit = (value[:-1], value[-1]) if value[-1:] in units else (value, "s")
-    try:
-        seconds = float(number) * units[unit]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not a duration like 90s, 10m or 1h"
-        ) from None
-    if seconds <= 0:
-        raise argparse.ArgumentTypeError("must be more than 0")
-    return seconds
-
-
 def _lint(args: argparse.Namespace) -> int:
     coverage = args.coverage
     if coverage is None:
@@ -923,23 +814,3 @@ def _text(run: AssembleRun) -> str:
 def _clip(text: str, limit: int = 200) -> str:
     shown = json.dumps(text, ensure_ascii=False)
     return shown if len(shown) <= limit else shown[:limit] + "…"
-
-
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return number
-
-
-def _seconds(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
-    if not 0 < seconds < math.inf:
-        raise argparse.ArgumentTypeError("must be a positive number of seconds")
-    return seconds
