@@ -42,17 +42,17 @@ from ..runner.execution import default_timeout, run_command
 from ..runner.shard import Shard
 from .completion import SHELLS, completion_script
 from .options import (
+    CORPUS,
+    IMPL,
+    SELECTION,
     connectable,
-    corpus_options,
     duration,
-    impl_options,
     jobs_option,
     out_option,
     pause,
     positive,
     scenarios_option,
     seconds,
-    selection_options,
     timeout_option,
 )
 
@@ -135,13 +135,19 @@ def _parser() -> argparse.ArgumentParser:
     parser.set_defaults(command=None)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
 
-    def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
+    def command(
+        name: str,
+        summary: str,
+        description: str,
+        parents: Sequence[argparse.ArgumentParser] = (),
+    ) -> argparse.ArgumentParser:
         sub = commands.add_parser(
             name,
             help=summary,
             description=description,
             epilog=EXIT_CODES,
             formatter_class=argparse.RawDescriptionHelpFormatter,
+            parents=parents,
         )
         return sub
 
@@ -184,10 +190,8 @@ def _parser() -> argparse.ArgumentParser:
         "in worker processes, each stream within a timeout; write the report folder and print "
         "a summary. Exits 0 when every case that ran passed, 1 when any failed, 2 on scenario "
         "or usage errors, 3 when the harness itself failed.",
+        parents=(CORPUS, IMPL, SELECTION),
     )
-    corpus_options(run)
-    impl_options(run)
-    selection_options(run)
     jobs_option(run, default=os.cpu_count() or 1)
     timeout_option(
         run,
@@ -242,8 +246,8 @@ def _parser() -> argparse.ArgumentParser:
         "checked and what the implementation declares, then each problem on one line. What a "
         "stream does (raising, hanging, a wrong verdict) is for run to judge. Exits 0 when the "
         "shape is right, 2 when it is not or no result showed it.",
+        parents=(IMPL,),
     )
-    impl_options(check)
     timeout_option(
         check,
         default=None,
@@ -294,8 +298,8 @@ def _parser() -> argparse.ArgumentParser:
         "that `callstream run` reproduces, and write the same reports. Exits 0 when nothing was "
         "found, 1 when the implementation failed, 2 on usage errors. Needs the fuzz extra: "
         "pip install 'callstream[fuzz]'.",
+        parents=(IMPL,),
     )
-    impl_options(fuzz_command)
     budget = fuzz_command.add_mutually_exclusive_group()
     budget.add_argument("--max-examples", type=positive, metavar="N", help="example budget")
     budget.add_argument(
@@ -464,8 +468,8 @@ def _parser() -> argparse.ArgumentParser:
         "report folder, then matrix.md and matrix.html: library × rule, pass / fail / not "
         "observable, each failure with its repro. Exits 0 once the matrix is written. Needs the "
         "adapters extra.",
+        parents=(CORPUS,),
     )
-    corpus_options(matrix)
     matrix.add_argument(
         "--adapters", metavar="A,B", help="comma-separated adapter names (default: installed)"
     )
