@@ -20,7 +20,7 @@ import os
 import sys
 import tempfile
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import IO, Any, TextIO
@@ -40,6 +40,7 @@ from ..reports import new_run_folder
 from ..reports.merge import merge_command
 from ..runner.execution import default_timeout, run_command
 from ..runner.shard import Shard
+from .command import Command
 from .completion import SHELLS, completion_script
 from .options import (
     CORPUS,
@@ -123,402 +124,6 @@ EXIT_CODES = """exit codes:
   130  interrupted"""
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="callstream",
-        description="Conformance suite and fuzzer for streamed tool-call assemblers.",
-        epilog=f"{EXIT_CODES}\n\nThe rules: callstream explain; one command: callstream "
-        "COMMAND --help.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"callstream {_version()}")
-    parser.set_defaults(command=None)
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-
-    def command(
-        name: str,
-        summary: str,
-        description: str,
-        parents: Sequence[argparse.ArgumentParser] = (),
-    ) -> argparse.ArgumentParser:
-        sub = commands.add_parser(
-            name,
-            help=summary,
-            description=description,
-            epilog=EXIT_CODES,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-            parents=parents,
-        )
-        return sub
-
-    assemble = command(
-        "assemble",
-        "run a recorded SSE stream through the reference assembler",
-        "Feed a recorded response body (text/event-stream) to the reference assembler and "
-        "print one JSON object per tool call, then a summary with the findings. Exits 1 if "
-        "any call was rejected.",
-    )
-    assemble.add_argument("file", help="recorded stream, or - for standard input")
-    assemble.add_argument(
-        "--tools",
-        metavar="TOOLS.json",
-        help="the tools the request offered (enables unknown-tool and schema checks)",
-    )
-    assemble.add_argument("--profile", choices=PROFILES, default="lenient")
-    assemble.add_argument(
-        "--chunk-size",
-        type=positive,
-        metavar="N",
-        help=f"feed N bytes at a time (default: {READ_SIZE >> 10} KiB, as read)",
-    )
-    assemble.add_argument(
-        "--snapshots", action="store_true", help="the route sends cumulative snapshots (C10)"
-    )
-    assemble.add_argument(
-        "--repair-json", action="store_true", help="repair repeated or unclosed JSON (C11, C12)"
-    )
-    assemble.add_argument("--format", choices=("json", "text"), default="json")
-    assemble.add_argument(
-        "--report", metavar="PATH", help="also write the JSON lines to PATH (folders are created)"
-    )
-    assemble.set_defaults(command=_assemble)
-
-    run = command(
-        "run",
-        "run the scenario corpus against an implementation",
-        "Run every case (scenario × the declared profile × splitting) on the implementation "
-        "in worker processes, each stream within a timeout; write the report folder and print "
-        "a summary. Exits 0 when every case that ran passed, 1 when any failed, 2 on scenario "
-        "or usage errors, 3 when the harness itself failed.",
-        parents=(CORPUS, IMPL, SELECTION),
-    )
-    jobs_option(run, default=os.cpu_count() or 1)
-    timeout_option(
-        run,
-        default=None,
-        help="seconds one stream of a case may take before its worker is killed (default: 10 "
-        "in process, 60 for cmd: and http:, where every chunk is a round trip)",
-    )
-    out_option(run, "run")
-    run.add_argument(
-        "--shard",
-        metavar="K/N",
-        help="run only the K-th of N slices of the selection, for N CI jobs; join their "
-        "reports with callstream report merge",
-    )
-    run.set_defaults(command=_run)
-
-    report = command(
-        "report",
-        "work on report folders: merge the reports of a run's shards",
-        "Commands on the report folders that run, fuzz and certify write.",
-    )
-    report.set_defaults(command=lambda args: _print_help(report))
-    merge = report.add_subparsers(title="commands", metavar="COMMAND").add_parser(
-        "merge",
-        help="join the reports of a run's shards into the report of the whole run",
-        description="Join the report folders of the shards of one run (callstream run "
-        "--shard K/N) into OUT, rendering every format as a single run would. Refuses reports "
-        "of different implementations or corpora, overlapping shards and, unless "
-        "--allow-partial, missing or unfinished ones. Exits 0 when every case passed, 1 when "
-        "any failed, 2 on usage or input errors.",
-        epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    merge.add_argument("out", type=Path, metavar="OUT", help="the merged report folder, new")
-    merge.add_argument(
-        "reports", nargs="+", metavar="REPORT_DIR", help="the shards' report folders, any order"
-    )
-    merge.add_argument(
-        "--allow-partial",
-        action="store_true",
-        help="merge without the shards that are missing or did not finish (the report says which)",
-    )
-    merge.set_defaults(command=_report_merge)
-
-    check = command(
-        "check",
-        "check an implementation's shape in about a second, before a run",
-        "Load the implementation, check that its declaration reads and that its factory takes "
-        "tools= and limits=, then feed it three tiny streams (a plain call, a truncated one, "
-        "one cut off) and check what feed() and close() return: lists of results with the "
-        "contract's fields, of their types, with its statuses and reasons. Prints what was "
-        "checked and what the implementation declares, then each problem on one line. What a "
-        "stream does (raising, hanging, a wrong verdict) is for run to judge. Exits 0 when the "
-        "shape is right, 2 when it is not or no result showed it.",
-        parents=(IMPL,),
-    )
-    timeout_option(
-        check,
-        default=None,
-        help="seconds one stream may take (default: as for run, 10 in process, 60 for cmd:)",
-    )
-    check.set_defaults(command=_check)
-
-    lint_command = command(
-        "lint",
-        "check scenario files: schema, tools, rules, the oracle, ids and coverage",
-        "Load scenario files as a run would and report every problem as path:line: message; "
-        "then check that every rule and openai-chat quirk is covered. Exits 2 if anything is "
-        "wrong.",
-    )
-    lint_command.add_argument(
-        "paths",
-        nargs="*",
-        type=Path,
-        metavar="PATH",
-        help="scenario files or folders (default: the built-in corpus)",
-    )
-    lint_command.add_argument(
-        "--coverage",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="report rules and quirks that no scenario covers (default: on for the corpus and "
-        "for folders, off when only files are named)",
-    )
-    lint_command.set_defaults(command=_lint)
-
-    explain = command(
-        "explain",
-        "print a rule or a quirk: its text, checks, scenarios and tests",
-        "Print a rule (A3) or a quirk (openai-chat/C3, or C20 where no rule has the id) from "
-        "docs/rules.md: its text, why, what each profile does and the decisions taken; then "
-        "the checks that prove it, the built-in scenarios that cite it and, in a checkout, the "
-        "tests. Without an id, list every rule and quirk. Exits 2 for an unknown id, naming "
-        "the closest.",
-    )
-    explain.add_argument("id", nargs="?", metavar="ID", help="default: list them all")
-    explain.set_defaults(command=_explain)
-
-    fuzz_command = command(
-        "fuzz",
-        "generate adversarial streams against an implementation; keep what fails",
-        "Draw streams from callstream's Hypothesis generators, judge them with the same oracle "
-        "and checks as `run`, shrink a failure to a minimal stream, save it as a YAML scenario "
-        "that `callstream run` reproduces, and write the same reports. Exits 0 when nothing was "
-        "found, 1 when the implementation failed, 2 on usage errors. Needs the fuzz extra: "
-        "pip install 'callstream[fuzz]'.",
-        parents=(IMPL,),
-    )
-    budget = fuzz_command.add_mutually_exclusive_group()
-    budget.add_argument("--max-examples", type=positive, metavar="N", help="example budget")
-    budget.add_argument(
-        "--duration", type=duration, metavar="TIME", help="time budget: 90s, 10m, 1h"
-    )
-    fuzz_command.add_argument("--profile", choices=("dev", "ci", "nightly"), default="dev")
-    fuzz_command.add_argument(
-        "--seed",
-        type=int,
-        metavar="N",
-        help="search from this seed: the same seed, budget and implementation draw the same "
-        "examples (no example database is used then)",
-    )
-    jobs_option(
-        fuzz_command,
-        default=1,
-        aliases=("--workers",),
-        help="search in N processes that share the example database and split the budget "
-        "(default: 1)",
-    )
-    timeout_option(
-        fuzz_command,
-        default=10.0,
-        help="seconds one example's stream may take before it fails no_hang (default: 10)",
-    )
-    fuzz_command.add_argument(
-        "--shrink-time",
-        type=duration,
-        default=120.0,
-        metavar="TIME",
-        help="how long to shrink a failure before keeping the smallest seen (default: 2m)",
-    )
-    fuzz_command.add_argument(
-        "--db",
-        metavar="DIR|redis://…",
-        help="example database (default .hypothesis/callstream; none under the ci profile)",
-    )
-    fuzz_command.add_argument(
-        "--db-write",
-        action="store_true",
-        help="let the nightly profile write to a shared database (read-only otherwise)",
-    )
-    fuzz_command.add_argument(
-        "--save-regressions",
-        type=Path,
-        default=REGRESSIONS,
-        metavar="DIR",
-        help="where a shrunk find is written as YAML (default: %(default)s, under the working "
-        "directory)",
-    )
-    out_option(fuzz_command, "fuzz")
-    fuzz_command.set_defaults(command=_fuzz)
-
-    serve = command(
-        "serve",
-        "serve scenarios from a local OpenAI-compatible provider emulator",
-        "Answer POST /v1/chat/completions with the scenario the request's model names "
-        "(scenario:<id>, or scenario:<id>@<splitting> to cut it: whole, bytes, random-3, "
-        "at-5,9), each chunk its own write; GET /v1/models lists them. Point any client at it "
-        "with base_url http://HOST:PORT/v1. ^C stops it. Needs the serve extra.",
-    )
-    serve.add_argument("--host", default="127.0.0.1", help="default: %(default)s")
-    serve.add_argument("--port", type=int, default=8000, help="default: %(default)s")
-    scenarios_option(serve)
-    serve.add_argument(
-        "--delay",
-        type=pause,
-        default=0.0,
-        metavar="S",
-        help="seconds between chunks (default: %(default)s)",
-    )
-    serve.add_argument(
-        "--route",
-        metavar="NAME",
-        help="answer every model that is not a scenario as this emulated route: openai, gemini, "
-        "ollama, litellm, vllm, openrouter, azure or never-finishes (route:<name> always works)",
-    )
-    serve.set_defaults(command=_serve, paths=[])
-
-    certify_command = command(
-        "certify",
-        "certify a live OpenAI-compatible route: probes, cassettes, a certificate",
-        "Send each probe (a long-arguments call, a parameterless tool, parallel calls, "
-        "tool_choice required and named, a max_tokens cut, text then a call, include_usage) to "
-        "the route through httpx, streaming and, where it helps, not streaming; record every "
-        "answer byte for byte as a cassette (secrets scrubbed); check it under the profile; "
-        "write certificate.json, .md and .html beside the usual reports. Exits 0 on pass or "
-        "pass with findings (warnings only), 1 on fail, 2 on usage errors, 3 when the harness "
-        "itself failed. Needs the serve extra (httpx).",
-    )
-    certify_command.add_argument(
-        "--base-url", required=True, metavar="URL", help="the route, as a client's base_url (…/v1)"
-    )
-    certify_command.add_argument("--model", required=True, metavar="NAME", help="the model to ask")
-    certify_command.add_argument(
-        "--api-key-env",
-        metavar="VAR",
-        help="the environment variable holding the API key, sent as Authorization: Bearer "
-        "(default: OPENAI_API_KEY if set; none is sent otherwise)",
-    )
-    certify_command.add_argument("--profile", choices=PROFILES, default="lenient")
-    certify_command.add_argument(
-        "--probes",
-        default="all",
-        metavar="all|NAME,…",
-        help="the probes to send (default: all)",
-    )
-    certify_command.add_argument(
-        "--probes-file",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="more probes, in the shape of harness/probes.yaml (repeatable)",
-    )
-    certify_command.add_argument(
-        "--repeat",
-        type=positive,
-        default=1,
-        metavar="N",
-        help="run each probe N times: a check that fails in some runs only is flaky (default: 1)",
-    )
-    timeout_option(
-        certify_command,
-        default=30.0,
-        help="the most seconds to connect, to the first data event and between two data "
-        "events; keep-alive comments are not progress (default: %(default)s)",
-    )
-    certify_command.add_argument(
-        "--deadline",
-        type=seconds,
-        metavar="S",
-        help="the most seconds one answer may take in all (default: four times the timeout)",
-    )
-    certify_command.add_argument(
-        "--max-bytes",
-        type=positive,
-        default=4 << 20,
-        metavar="N",
-        help="the most bytes of one answer read; a longer answer is a finding (default: "
-        "%(default)s)",
-    )
-    out_option(certify_command, "certify")
-    certify_command.set_defaults(command=_certify)
-
-    replay_command = command(
-        "replay",
-        "re-check cassettes offline, as certify checked them",
-        "Load cassettes (files, or folders holding *.cassette.jsonl), pair each streamed answer "
-        "with its non-streaming twin, and run the certify checks again; print the verdict and, "
-        "with --out, write the certificate and reports. Exit codes as certify.",
-    )
-    replay_command.add_argument("cassettes", nargs="+", type=Path, metavar="CASSETTE")
-    replay_command.add_argument(
-        "--profile", choices=PROFILES, help="default: the profile they were recorded under"
-    )
-    replay_command.add_argument(
-        "--out", type=Path, metavar="DIR", help="write the certificate here"
-    )
-    replay_command.set_defaults(command=_replay)
-
-    matrix = command(
-        "matrix",
-        "run the corpus through every installed client library (http: adapters)",
-        "Run the corpus on each installed http: adapter (openai, openai-state, "
-        "openai-done-events, langchain, litellm) through the normal runner, writing each one's "
-        "report folder, then matrix.md and matrix.html: library × rule, pass / fail / not "
-        "observable, each failure with its repro. Exits 0 once the matrix is written. Needs the "
-        "adapters extra.",
-        parents=(CORPUS,),
-    )
-    matrix.add_argument(
-        "--adapters", metavar="A,B", help="comma-separated adapter names (default: installed)"
-    )
-    matrix.add_argument(
-        "--out",
-        type=Path,
-        default=Path("reports/third-party"),
-        metavar="DIR",
-        help="where the matrix and the reports go (default: %(default)s)",
-    )
-    matrix.add_argument(
-        "-k", dest="select", metavar="EXPR", help="only scenarios matching, as for run"
-    )
-    matrix.add_argument(
-        "--splittings",
-        metavar="S,S",
-        help="comma-separated splittings (default: whole,random-1,random-2)",
-    )
-    jobs_option(
-        matrix,
-        default=os.cpu_count() or 1,
-        help="worker processes per adapter (default: %(default)s)",
-    )
-    timeout_option(matrix, default=30.0, help="seconds one stream may take (default: %(default)s)")
-    matrix.set_defaults(command=_matrix)
-
-    completion = command(
-        "completion",
-        "print a shell completion script",
-        'Print a completion script for the shell: eval "$(callstream completion bash)" in '
-        "~/.bashrc, or the same with zsh in ~/.zshrc.",
-    )
-    completion.add_argument("shell", choices=SHELLS)
-    completion.set_defaults(command=lambda args: _completion(parser, args))
-    return parser
-
-
-def _version() -> str:
-    try:
-        return metadata.version("callstream")
-    except metadata.PackageNotFoundError:
-        return "unknown (not installed)"
-
-
-def _completion(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    sys.stdout.write(completion_script(parser, args.shell))
-    return 0
-
-
 def _assemble(args: argparse.Namespace) -> int:
     tools = None if args.tools is None else load_tools(args.tools)
     with _open_stream(args.file) as source:
@@ -556,12 +161,6 @@ def _run(args: argparse.Namespace) -> int:
         stderr=sys.stderr,
         shard=None if args.shard is None else Shard.parse(args.shard),
     )
-
-
-def _print_help(parser: argparse.ArgumentParser) -> int:
-    """A command group given no command: its help, as bare ``callstream`` prints its own."""
-    parser.print_help()
-    return 0
 
 
 def _report_merge(args: argparse.Namespace) -> int:
@@ -818,3 +417,444 @@ def _text(run: AssembleRun) -> str:
 def _clip(text: str, limit: int = 200) -> str:
     shown = json.dumps(text, ensure_ascii=False)
     return shown if len(shown) <= limit else shown[:limit] + "…"
+
+
+# -- the commands: each one's arguments, then the table -----------------------------------
+
+
+def _assemble_arguments(assemble: argparse.ArgumentParser) -> None:
+    assemble.add_argument("file", help="recorded stream, or - for standard input")
+    assemble.add_argument(
+        "--tools",
+        metavar="TOOLS.json",
+        help="the tools the request offered (enables unknown-tool and schema checks)",
+    )
+    assemble.add_argument("--profile", choices=PROFILES, default="lenient")
+    assemble.add_argument(
+        "--chunk-size",
+        type=positive,
+        metavar="N",
+        help=f"feed N bytes at a time (default: {READ_SIZE >> 10} KiB, as read)",
+    )
+    assemble.add_argument(
+        "--snapshots", action="store_true", help="the route sends cumulative snapshots (C10)"
+    )
+    assemble.add_argument(
+        "--repair-json", action="store_true", help="repair repeated or unclosed JSON (C11, C12)"
+    )
+    assemble.add_argument("--format", choices=("json", "text"), default="json")
+    assemble.add_argument(
+        "--report", metavar="PATH", help="also write the JSON lines to PATH (folders are created)"
+    )
+
+
+def _run_arguments(run: argparse.ArgumentParser) -> None:
+    jobs_option(run, default=os.cpu_count() or 1)
+    timeout_option(
+        run,
+        default=None,
+        help="seconds one stream of a case may take before its worker is killed (default: 10 "
+        "in process, 60 for cmd: and http:, where every chunk is a round trip)",
+    )
+    out_option(run, "run")
+    run.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only the K-th of N slices of the selection, for N CI jobs; join their "
+        "reports with callstream report merge",
+    )
+
+
+def _merge_arguments(merge: argparse.ArgumentParser) -> None:
+    merge.add_argument("out", type=Path, metavar="OUT", help="the merged report folder, new")
+    merge.add_argument(
+        "reports", nargs="+", metavar="REPORT_DIR", help="the shards' report folders, any order"
+    )
+    merge.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="merge without the shards that are missing or did not finish (the report says which)",
+    )
+
+
+def _check_arguments(check: argparse.ArgumentParser) -> None:
+    timeout_option(
+        check,
+        default=None,
+        help="seconds one stream may take (default: as for run, 10 in process, 60 for cmd:)",
+    )
+
+
+def _lint_arguments(lint_command: argparse.ArgumentParser) -> None:
+    lint_command.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="scenario files or folders (default: the built-in corpus)",
+    )
+    lint_command.add_argument(
+        "--coverage",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="report rules and quirks that no scenario covers (default: on for the corpus and "
+        "for folders, off when only files are named)",
+    )
+
+
+def _explain_arguments(explain: argparse.ArgumentParser) -> None:
+    explain.add_argument("id", nargs="?", metavar="ID", help="default: list them all")
+
+
+def _fuzz_arguments(fuzz_command: argparse.ArgumentParser) -> None:
+    budget = fuzz_command.add_mutually_exclusive_group()
+    budget.add_argument("--max-examples", type=positive, metavar="N", help="example budget")
+    budget.add_argument(
+        "--duration", type=duration, metavar="TIME", help="time budget: 90s, 10m, 1h"
+    )
+    fuzz_command.add_argument("--profile", choices=("dev", "ci", "nightly"), default="dev")
+    fuzz_command.add_argument(
+        "--seed",
+        type=int,
+        metavar="N",
+        help="search from this seed: the same seed, budget and implementation draw the same "
+        "examples (no example database is used then)",
+    )
+    jobs_option(
+        fuzz_command,
+        default=1,
+        aliases=("--workers",),
+        help="search in N processes that share the example database and split the budget "
+        "(default: 1)",
+    )
+    timeout_option(
+        fuzz_command,
+        default=10.0,
+        help="seconds one example's stream may take before it fails no_hang (default: 10)",
+    )
+    fuzz_command.add_argument(
+        "--shrink-time",
+        type=duration,
+        default=120.0,
+        metavar="TIME",
+        help="how long to shrink a failure before keeping the smallest seen (default: 2m)",
+    )
+    fuzz_command.add_argument(
+        "--db",
+        metavar="DIR|redis://…",
+        help="example database (default .hypothesis/callstream; none under the ci profile)",
+    )
+    fuzz_command.add_argument(
+        "--db-write",
+        action="store_true",
+        help="let the nightly profile write to a shared database (read-only otherwise)",
+    )
+    fuzz_command.add_argument(
+        "--save-regressions",
+        type=Path,
+        default=REGRESSIONS,
+        metavar="DIR",
+        help="where a shrunk find is written as YAML (default: %(default)s, under the working "
+        "directory)",
+    )
+    out_option(fuzz_command, "fuzz")
+
+
+def _serve_arguments(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument("--host", default="127.0.0.1", help="default: %(default)s")
+    serve.add_argument("--port", type=int, default=8000, help="default: %(default)s")
+    scenarios_option(serve)
+    serve.add_argument(
+        "--delay",
+        type=pause,
+        default=0.0,
+        metavar="S",
+        help="seconds between chunks (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--route",
+        metavar="NAME",
+        help="answer every model that is not a scenario as this emulated route: openai, gemini, "
+        "ollama, litellm, vllm, openrouter, azure or never-finishes (route:<name> always works)",
+    )
+    serve.set_defaults(paths=[])
+
+
+def _certify_arguments(certify_command: argparse.ArgumentParser) -> None:
+    certify_command.add_argument(
+        "--base-url", required=True, metavar="URL", help="the route, as a client's base_url (…/v1)"
+    )
+    certify_command.add_argument("--model", required=True, metavar="NAME", help="the model to ask")
+    certify_command.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="the environment variable holding the API key, sent as Authorization: Bearer "
+        "(default: OPENAI_API_KEY if set; none is sent otherwise)",
+    )
+    certify_command.add_argument("--profile", choices=PROFILES, default="lenient")
+    certify_command.add_argument(
+        "--probes",
+        default="all",
+        metavar="all|NAME,…",
+        help="the probes to send (default: all)",
+    )
+    certify_command.add_argument(
+        "--probes-file",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="more probes, in the shape of harness/probes.yaml (repeatable)",
+    )
+    certify_command.add_argument(
+        "--repeat",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="run each probe N times: a check that fails in some runs only is flaky (default: 1)",
+    )
+    timeout_option(
+        certify_command,
+        default=30.0,
+        help="the most seconds to connect, to the first data event and between two data "
+        "events; keep-alive comments are not progress (default: %(default)s)",
+    )
+    certify_command.add_argument(
+        "--deadline",
+        type=seconds,
+        metavar="S",
+        help="the most seconds one answer may take in all (default: four times the timeout)",
+    )
+    certify_command.add_argument(
+        "--max-bytes",
+        type=positive,
+        default=4 << 20,
+        metavar="N",
+        help="the most bytes of one answer read; a longer answer is a finding (default: "
+        "%(default)s)",
+    )
+    out_option(certify_command, "certify")
+
+
+def _replay_arguments(replay_command: argparse.ArgumentParser) -> None:
+    replay_command.add_argument("cassettes", nargs="+", type=Path, metavar="CASSETTE")
+    replay_command.add_argument(
+        "--profile", choices=PROFILES, help="default: the profile they were recorded under"
+    )
+    replay_command.add_argument(
+        "--out", type=Path, metavar="DIR", help="write the certificate here"
+    )
+
+
+def _matrix_arguments(matrix: argparse.ArgumentParser) -> None:
+    matrix.add_argument(
+        "--adapters", metavar="A,B", help="comma-separated adapter names (default: installed)"
+    )
+    matrix.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports/third-party"),
+        metavar="DIR",
+        help="where the matrix and the reports go (default: %(default)s)",
+    )
+    matrix.add_argument(
+        "-k", dest="select", metavar="EXPR", help="only scenarios matching, as for run"
+    )
+    matrix.add_argument(
+        "--splittings",
+        metavar="S,S",
+        help="comma-separated splittings (default: whole,random-1,random-2)",
+    )
+    jobs_option(
+        matrix,
+        default=os.cpu_count() or 1,
+        help="worker processes per adapter (default: %(default)s)",
+    )
+    timeout_option(matrix, default=30.0, help="seconds one stream may take (default: %(default)s)")
+
+
+def _completion_arguments(completion: argparse.ArgumentParser) -> None:
+    completion.add_argument("shell", choices=SHELLS)
+
+
+def _completion(args: argparse.Namespace) -> int:
+    sys.stdout.write(completion_script(_parser(), args.shell))
+    return 0
+
+
+COMMANDS: dict[str, Command] = {
+    "assemble": Command(
+        "run a recorded SSE stream through the reference assembler",
+        "Feed a recorded response body (text/event-stream) to the reference assembler and "
+        "print one JSON object per tool call, then a summary with the findings. Exits 1 if "
+        "any call was rejected.",
+        run=_assemble,
+        arguments=_assemble_arguments,
+    ),
+    "run": Command(
+        "run the scenario corpus against an implementation",
+        "Run every case (scenario × the declared profile × splitting) on the implementation "
+        "in worker processes, each stream within a timeout; write the report folder and print "
+        "a summary. Exits 0 when every case that ran passed, 1 when any failed, 2 on scenario "
+        "or usage errors, 3 when the harness itself failed.",
+        run=_run,
+        arguments=_run_arguments,
+        parents=(CORPUS, IMPL, SELECTION),
+    ),
+    "report": Command(
+        "work on report folders: merge the reports of a run's shards",
+        "Commands on the report folders that run, fuzz and certify write.",
+        commands={
+            "merge": Command(
+                "join the reports of a run's shards into the report of the whole run",
+                "Join the report folders of the shards of one run (callstream run "
+                "--shard K/N) into OUT, rendering every format as a single run would. Refuses "
+                "reports of different implementations or corpora, overlapping shards and, "
+                "unless --allow-partial, missing or unfinished ones. Exits 0 when every case "
+                "passed, 1 when any failed, 2 on usage or input errors.",
+                run=_report_merge,
+                arguments=_merge_arguments,
+            )
+        },
+    ),
+    "check": Command(
+        "check an implementation's shape in about a second, before a run",
+        "Load the implementation, check that its declaration reads and that its factory takes "
+        "tools= and limits=, then feed it three tiny streams (a plain call, a truncated one, "
+        "one cut off) and check what feed() and close() return: lists of results with the "
+        "contract's fields, of their types, with its statuses and reasons. Prints what was "
+        "checked and what the implementation declares, then each problem on one line. What a "
+        "stream does (raising, hanging, a wrong verdict) is for run to judge. Exits 0 when the "
+        "shape is right, 2 when it is not or no result showed it.",
+        run=_check,
+        arguments=_check_arguments,
+        parents=(IMPL,),
+    ),
+    "lint": Command(
+        "check scenario files: schema, tools, rules, the oracle, ids and coverage",
+        "Load scenario files as a run would and report every problem as path:line: message; "
+        "then check that every rule and openai-chat quirk is covered. Exits 2 if anything is "
+        "wrong.",
+        run=_lint,
+        arguments=_lint_arguments,
+    ),
+    "explain": Command(
+        "print a rule or a quirk: its text, checks, scenarios and tests",
+        "Print a rule (A3) or a quirk (openai-chat/C3, or C20 where no rule has the id) from "
+        "docs/rules.md: its text, why, what each profile does and the decisions taken; then "
+        "the checks that prove it, the built-in scenarios that cite it and, in a checkout, the "
+        "tests. Without an id, list every rule and quirk. Exits 2 for an unknown id, naming "
+        "the closest.",
+        run=_explain,
+        arguments=_explain_arguments,
+    ),
+    "fuzz": Command(
+        "generate adversarial streams against an implementation; keep what fails",
+        "Draw streams from callstream's Hypothesis generators, judge them with the same oracle "
+        "and checks as `run`, shrink a failure to a minimal stream, save it as a YAML scenario "
+        "that `callstream run` reproduces, and write the same reports. Exits 0 when nothing was "
+        "found, 1 when the implementation failed, 2 on usage errors. Needs the fuzz extra: "
+        "pip install 'callstream[fuzz]'.",
+        run=_fuzz,
+        arguments=_fuzz_arguments,
+        parents=(IMPL,),
+    ),
+    "serve": Command(
+        "serve scenarios from a local OpenAI-compatible provider emulator",
+        "Answer POST /v1/chat/completions with the scenario the request's model names "
+        "(scenario:<id>, or scenario:<id>@<splitting> to cut it: whole, bytes, random-3, "
+        "at-5,9), each chunk its own write; GET /v1/models lists them. Point any client at it "
+        "with base_url http://HOST:PORT/v1. ^C stops it. Needs the serve extra.",
+        run=_serve,
+        arguments=_serve_arguments,
+    ),
+    "certify": Command(
+        "certify a live OpenAI-compatible route: probes, cassettes, a certificate",
+        "Send each probe (a long-arguments call, a parameterless tool, parallel calls, "
+        "tool_choice required and named, a max_tokens cut, text then a call, include_usage) to "
+        "the route through httpx, streaming and, where it helps, not streaming; record every "
+        "answer byte for byte as a cassette (secrets scrubbed); check it under the profile; "
+        "write certificate.json, .md and .html beside the usual reports. Exits 0 on pass or "
+        "pass with findings (warnings only), 1 on fail, 2 on usage errors, 3 when the harness "
+        "itself failed. Needs the serve extra (httpx).",
+        run=_certify,
+        arguments=_certify_arguments,
+    ),
+    "replay": Command(
+        "re-check cassettes offline, as certify checked them",
+        "Load cassettes (files, or folders holding *.cassette.jsonl), pair each streamed answer "
+        "with its non-streaming twin, and run the certify checks again; print the verdict and, "
+        "with --out, write the certificate and reports. Exit codes as certify.",
+        run=_replay,
+        arguments=_replay_arguments,
+    ),
+    "matrix": Command(
+        "run the corpus through every installed client library (http: adapters)",
+        "Run the corpus on each installed http: adapter (openai, openai-state, "
+        "openai-done-events, langchain, litellm) through the normal runner, writing each one's "
+        "report folder, then matrix.md and matrix.html: library × rule, pass / fail / not "
+        "observable, each failure with its repro. Exits 0 once the matrix is written. Needs the "
+        "adapters extra.",
+        run=_matrix,
+        arguments=_matrix_arguments,
+        parents=(CORPUS,),
+    ),
+    "completion": Command(
+        "print a shell completion script",
+        'Print a completion script for the shell: eval "$(callstream completion bash)" in '
+        "~/.bashrc, or the same with zsh in ~/.zshrc.",
+        run=_completion,
+        arguments=_completion_arguments,
+    ),
+}
+"""Every command, by name, in the order the help lists them."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The parser of the whole command line: every command of ``COMMANDS``."""
+    parser = argparse.ArgumentParser(
+        prog="callstream",
+        description="Conformance suite and fuzzer for streamed tool-call assemblers.",
+        epilog=f"{EXIT_CODES}\n\nThe rules: callstream explain; one command: callstream "
+        "COMMAND --help.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"callstream {_version()}")
+    parser.set_defaults(command=None)
+    _add_commands(parser, COMMANDS)
+    return parser
+
+
+def _add_commands(parser: argparse.ArgumentParser, commands: Mapping[str, Command]) -> None:
+    """Declare ``commands`` under ``parser``, each naming the function that runs it."""
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for name, command in commands.items():
+        sub = subparsers.add_parser(
+            name,
+            help=command.summary,
+            description=command.description,
+            epilog=EXIT_CODES,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            parents=command.parents,
+        )
+        if command.arguments is not None:
+            command.arguments(sub)
+        if command.commands:
+            _add_commands(sub, command.commands)
+        sub.set_defaults(command=command.run or _help_of(sub))
+
+
+def _help_of(group: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    """A command group given no command: its help, as bare ``callstream`` prints its own."""
+
+    def print_help(args: argparse.Namespace) -> int:
+        group.print_help()
+        return 0
+
+    return print_help
+
+
+def _version() -> str:
+    try:
+        return metadata.version("callstream")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
