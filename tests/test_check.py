@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.connect.check import (
     PROBES,
     ShapeCheck,

@@ -13,7 +13,8 @@ from typing import Any, NoReturn
 
 import pytest
 
-from callstream.cli.commands import COMMANDS, main
+from callstream.cli import main
+from callstream.cli.parser import COMMANDS
 from callstream.errors import HarnessError
 
 RECORDINGS = Path(__file__).parents[2] / "scenarios" / "recordings" / "openai-chat"
@@ -116,7 +117,8 @@ def test_a_bug_never_reaches_the_terminal_as_a_traceback(tmp_path: Path) -> None
     """The real process: exit status 3, one line on stderr, nothing of the traceback."""
     program = (
         "import dataclasses, sys, tempfile\n"
-        "from callstream.cli.commands import COMMANDS, main\n"
+        "from callstream.cli import main\n"
+        "from callstream.cli.parser import COMMANDS\n"
         f"tempfile.tempdir = {str(tmp_path)!r}\n"
         "def boom(args): raise MemoryError('out of memory')\n"
         "COMMANDS['lint'] = dataclasses.replace(COMMANDS['lint'], run=boom)\n"
