@@ -17,7 +17,7 @@ from callstream.cli.completion import completion_script
 from callstream.cli.parser import build_parser
 from callstream.connect.connectables import load_implementation
 from callstream.fuzz.search import fuzz
-from callstream.reports import load_report
+from callstream.reports import callstream_version, load_report
 
 MUTANT = "py:tests.mutants.releases_when_text_parses:factory"
 CUT = "oc-l-finish-length-mid-arguments"
@@ -53,6 +53,22 @@ def test_version_is_the_installed_distribution(capsys: pytest.CaptureFixture[str
         main(["--version"])
     assert stopped.value.code == 0
     assert capsys.readouterr().out.strip() == f"callstream {metadata.version('callstream')}"
+
+
+def test_version_from_a_checkout_never_installed_says_so(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without an installed distribution ``--version`` says why the version is unknown; the
+    reports, from the same function, just say "unknown"."""
+
+    def not_installed(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", not_installed)
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out == "callstream unknown (not installed)\n"
+    assert callstream_version() == "unknown"
 
 
 @pytest.mark.parametrize("command", ["run", "fuzz", "certify", "matrix", "lint", "completion"])

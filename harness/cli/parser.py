@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Mapping
-from importlib import metadata
 
+from ..reports import callstream_version
 from .assemble_command import ASSEMBLE
 from .command import Command
 from .completion import SHELLS, completion_script
@@ -70,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
         "COMMAND --help.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"callstream {_version()}")
+    version = callstream_version(unknown="unknown (not installed)")
+    parser.add_argument("--version", action="version", version=f"callstream {version}")
     parser.set_defaults(command=None)
     _add_commands(parser, COMMANDS)
     return parser
@@ -103,10 +104,3 @@ def _help_of(group: argparse.ArgumentParser) -> Callable[[argparse.Namespace], i
         return 0
 
     return print_help
-
-
-def _version() -> str:
-    try:
-        return metadata.version("callstream")
-    except metadata.PackageNotFoundError:
-        return "unknown (not installed)"
