@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.corpus.cassette import (
     Chunk,
     Ended,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.connect.check import ShapeCheck, check_command, check_in_process, check_shape
 from callstream.connect.connectables import load_implementation
 from callstream.connect.pipe import load_command

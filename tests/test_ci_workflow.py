@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from callstream.cli.commands import main
+from callstream.cli import main
 
 ROOT = Path(__file__).parent.parent
 WORKFLOW = ROOT / "examples" / "ci" / "callstream.yml"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from callstream.cli.commands import main
+from callstream.cli import main
 
 RECORDINGS = Path(__file__).parent.parent / "scenarios" / "recordings" / "openai-chat"
 TOOLS = str(RECORDINGS / "tools.json")

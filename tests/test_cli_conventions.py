@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from callstream.cli.commands import _parser, main
+from callstream.cli import main
 from callstream.cli.completion import completion_script
+from callstream.cli.parser import build_parser
 from callstream.connect.connectables import load_implementation
 from callstream.fuzz.search import fuzz
-from callstream.reports import load_report
+from callstream.reports import callstream_version, load_report
 
 MUTANT = "py:tests.mutants.releases_when_text_parses:factory"
 CUT = "oc-l-finish-length-mid-arguments"
@@ -54,6 +55,22 @@ def test_version_is_the_installed_distribution(capsys: pytest.CaptureFixture[str
     assert capsys.readouterr().out.strip() == f"callstream {metadata.version('callstream')}"
 
 
+def test_version_from_a_checkout_never_installed_says_so(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without an installed distribution ``--version`` says why the version is unknown; the
+    reports, from the same function, just say "unknown"."""
+
+    def not_installed(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", not_installed)
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out == "callstream unknown (not installed)\n"
+    assert callstream_version() == "unknown"
+
+
 @pytest.mark.parametrize("command", ["run", "fuzz", "certify", "matrix", "lint", "completion"])
 def test_every_command_documents_the_exit_codes(
     command: str, capsys: pytest.CaptureFixture[str]
@@ -68,7 +85,7 @@ def test_every_command_documents_the_exit_codes(
 
 def test_pytest_spelling_of_max_fail_is_accepted() -> None:
     """``--maxfail`` (pytest's spelling) and ``--max-fail`` set the same option."""
-    parser = _parser()
+    parser = build_parser()
     assert parser.parse_args(["run", "--maxfail", "3"]).max_fail == 3
     assert parser.parse_args(["run", "--max-fail", "4"]).max_fail == 4
 
@@ -76,7 +93,7 @@ def test_pytest_spelling_of_max_fail_is_accepted() -> None:
 def test_fuzz_takes_jobs_like_run_and_keeps_workers() -> None:
     """``fuzz --jobs`` is the worker count, ``--workers`` an alias; run's default is one per
     CPU, fuzz's one."""
-    parser = _parser()
+    parser = build_parser()
     assert parser.parse_args(["fuzz", "--jobs", "2"]).jobs == 2
     assert parser.parse_args(["fuzz", "--workers", "3"]).jobs == 3
     assert parser.parse_args(["fuzz"]).jobs == 1
@@ -88,7 +105,7 @@ def test_completion_script_completes_commands_and_options_in_bash() -> None:
     replay and ``callstream fuzz --se`` to --seed."""
     bash = shutil.which("bash")
     assert bash is not None, "bash is part of every machine this project runs on"
-    script = completion_script(_parser(), "bash")
+    script = completion_script(build_parser(), "bash")
 
     def complete(*words: str) -> list[str]:
         line = " ".join(("callstream", *words))
@@ -107,7 +124,7 @@ def test_completion_script_completes_commands_and_options_in_bash() -> None:
 
 def test_zsh_completion_goes_through_bashcompinit() -> None:
     """The zsh script loads zsh's bash compatibility before the same function."""
-    script = completion_script(_parser(), "zsh")
+    script = completion_script(build_parser(), "zsh")
     assert script.startswith("autoload -U +X bashcompinit && bashcompinit\n")
     assert "complete -o filenames -F _callstream callstream" in script
 
@@ -117,7 +134,7 @@ def test_a_missing_extra_names_what_to_install() -> None:
     traceback."""
     probe = (
         "import sys; sys.modules['hypothesis'] = None\n"
-        "from callstream.cli.commands import main\n"
+        "from callstream.cli import main\n"
         "sys.exit(main(['fuzz', '--max-examples', '1']))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
@@ -134,7 +151,7 @@ def test_an_implementations_own_missing_module_is_not_an_extra(tmp_path: Path) -
     (tmp_path / "needs_httpx.py").write_text("import httpx\n\ndef factory(tools, limits): ...\n")
     probe = (
         f"import sys; sys.modules['httpx'] = None; sys.path.insert(0, {str(tmp_path)!r})\n"
-        "from callstream.cli.commands import main\n"
+        "from callstream.cli import main\n"
         f"sys.exit(main(['run', '--impl', 'py:needs_httpx:factory', '-k', {CUT!r}]))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.core.checks import Failure
 from callstream.corpus.explain import (
     checkout_tests,

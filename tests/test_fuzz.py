@@ -13,7 +13,7 @@ import pytest
 
 import callstream.reference
 from callstream import strategies
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.connect.connectables import load_implementation
 from callstream.core.case import run_case
 from callstream.core.rendering import render

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.core.dialects import NOT_CERTIFIABLE
 from callstream.corpus.linting import coverage, lint
 from callstream.corpus.scenario import load_scenarios

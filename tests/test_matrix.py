@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.core.case import CaseResult
 from callstream.core.checks import Failure
 from callstream.core.spec import CallPlan, Scenario, Splitting, StreamSpec

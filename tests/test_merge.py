@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.errors import UsageError
 from callstream.implementations import DEFAULT
 from callstream.reports import load_report

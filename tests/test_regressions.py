@@ -14,7 +14,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.core.case import CaseResult, run_case
 from callstream.core.oracle import expect
 from callstream.core.rendering import render, render_events

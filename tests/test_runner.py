@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.connect.connectables import load_implementation
 from callstream.core.case import CaseResult
 from callstream.core.checks import Failure

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.core.case import splittings_of
 from callstream.core.spec import Scenario
 from callstream.corpus.scenario import default_corpus, load_scenarios

@@ -265,11 +265,13 @@ def parse_line(raw: bytes, where: str) -> dict[str, Any]:
     return line
 
 
-def callstream_version() -> str:
+def callstream_version(unknown: str = "unknown") -> str:
+    """The version of callstream installed, or ``unknown`` when it never was (run from a
+    checkout): reports say "unknown", ``callstream --version`` says more."""
     try:
         return metadata.version("callstream")
-    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
-        return "unknown"
+    except metadata.PackageNotFoundError:
+        return unknown
 
 
 def utc_now() -> str:

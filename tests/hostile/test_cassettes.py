@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.corpus import cassette as cassette_module
 from callstream.corpus.cassette import (
     Chunk,

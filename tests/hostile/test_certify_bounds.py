@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.corpus.cassette import load_cassette
 
 Handler = Callable[[socket.socket, threading.Event], None]

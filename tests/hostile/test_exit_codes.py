@@ -4,6 +4,7 @@ goes to a log file, never to the terminal with exit 1), 130 interrupted."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import tempfile
@@ -12,24 +13,24 @@ from typing import Any, NoReturn
 
 import pytest
 
-import callstream.cli.commands
-from callstream.cli.commands import main
+from callstream.cli import main
+from callstream.cli.parser import COMMANDS
 from callstream.errors import HarnessError
 
 RECORDINGS = Path(__file__).parents[2] / "scenarios" / "recordings" / "openai-chat"
 PARALLEL = str(RECORDINGS / "openai-parallel-calls.sse")
 ERROR = str(RECORDINGS / "openai-in-band-error.sse")
 
-COMMANDS = {
-    # the function behind each command, and arguments it accepts
-    "_assemble": ["assemble", PARALLEL],
-    "_run": ["run"],
-    "_lint": ["lint"],
-    "_fuzz": ["fuzz"],
-    "_serve": ["serve"],
-    "_certify": ["certify", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
-    "_replay": ["replay", "a.cassette.jsonl"],
-    "_matrix": ["matrix"],
+ARGUMENTS = {
+    # commands, and arguments each accepts
+    "assemble": [PARALLEL],
+    "run": [],
+    "lint": [],
+    "fuzz": [],
+    "serve": [],
+    "certify": ["--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
+    "replay": ["a.cassette.jsonl"],
+    "matrix": [],
 }
 
 
@@ -44,6 +45,13 @@ def raising(error: BaseException) -> Any:
         raise error
 
     return command
+
+
+def command_raises(monkeypatch: pytest.MonkeyPatch, command: str, error: BaseException) -> None:
+    """The function behind ``command`` raises ``error`` (the command table names it)."""
+    monkeypatch.setitem(
+        COMMANDS, command, dataclasses.replace(COMMANDS[command], run=raising(error))
+    )
 
 
 def test_0_when_every_call_is_ready(capsys: pytest.CaptureFixture[str]) -> None:
@@ -70,18 +78,16 @@ def test_2_for_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     assert exited.value.code == 2
 
 
-@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("command", list(ARGUMENTS))
 def test_3_for_a_harness_error_in_one_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:
-    monkeypatch.setattr(
-        callstream.cli.commands, command, raising(HarnessError("a worker could not start"))
-    )
-    code, _, err = run(capsys, *COMMANDS[command])
+    command_raises(monkeypatch, command, HarnessError("a worker could not start"))
+    code, _, err = run(capsys, command, *ARGUMENTS[command])
     assert (code, err) == (3, "callstream: error: a worker could not start\n")
 
 
-@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("command", list(ARGUMENTS))
 def test_3_for_a_bug_with_one_line_and_the_traceback_in_a_log(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -91,10 +97,8 @@ def test_3_for_a_bug_with_one_line_and_the_traceback_in_a_log(
     """An unexpected exception in any command is exit 3 (never 1, which blames the
     implementation): one line naming the error and the log that holds its traceback."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(
-        callstream.cli.commands, command, raising(RecursionError("deep\nsecond line"))
-    )
-    code, _, err = run(capsys, *COMMANDS[command])
+    command_raises(monkeypatch, command, RecursionError("deep\nsecond line"))
+    code, _, err = run(capsys, command, *ARGUMENTS[command])
     assert code == 3
     [log] = tmp_path.glob("callstream-error-*.log")
     assert err == f"callstream: internal error: RecursionError: deep; the traceback is in {log}\n"
@@ -105,18 +109,20 @@ def test_3_for_a_bug_with_one_line_and_the_traceback_in_a_log(
 def test_130_when_interrupted(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(callstream.cli.commands, "_lint", raising(KeyboardInterrupt()))
+    command_raises(monkeypatch, "lint", KeyboardInterrupt())
     assert run(capsys, "lint") == (130, "", "callstream: interrupted\n")
 
 
 def test_a_bug_never_reaches_the_terminal_as_a_traceback(tmp_path: Path) -> None:
     """The real process: exit status 3, one line on stderr, nothing of the traceback."""
     program = (
-        "import sys, tempfile, callstream.cli.commands as cli\n"
+        "import dataclasses, sys, tempfile\n"
+        "from callstream.cli import main\n"
+        "from callstream.cli.parser import COMMANDS\n"
         f"tempfile.tempdir = {str(tmp_path)!r}\n"
         "def boom(args): raise MemoryError('out of memory')\n"
-        "cli._lint = boom\n"
-        "sys.exit(cli.main(['lint']))\n"
+        "COMMANDS['lint'] = dataclasses.replace(COMMANDS['lint'], run=boom)\n"
+        "sys.exit(main(['lint']))\n"
     )
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert done.returncode == 3

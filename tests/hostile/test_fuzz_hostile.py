@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.connect.connectables import load_implementation
 from callstream.core.spec import CallPlan, Scenario, Splitting, StreamSpec
 from callstream.corpus.scenario import load_scenarios

@@ -13,7 +13,7 @@ from typing import IO
 
 import pytest
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.core.tools import MAX_TOOLS_BYTES
 from callstream.corpus.scenario import MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES
 
@@ -168,7 +168,7 @@ def test_an_endless_stream_stops_at_the_reference_limit(
 
 _PEAK_RSS = """
 import resource, sys
-from callstream.cli.commands import main
+from callstream.cli import main
 code = main(["assemble", "-"])
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
 sys.exit(code)

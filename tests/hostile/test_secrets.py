@@ -22,7 +22,7 @@ import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from callstream.cli.commands import main
+from callstream.cli import main
 from callstream.emulator import Emulator
 from callstream.scrub import ScrubbedText, Scrubber, is_credential, secrets_of_url
 
