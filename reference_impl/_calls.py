@@ -187,8 +187,11 @@ class CallBook:
                     return
                 if not slot.snapshot:
                     slot.snapshot = True
-                    self.findings.record(
-                        "C10", "arguments sent as cumulative snapshots", slot.choice, slot.index
+                    self.findings.met(
+                        "snapshots",
+                        "arguments sent as cumulative snapshots",
+                        slot.choice,
+                        slot.index,
                     )
                 slot.clear()
                 slot.size = 0
@@ -239,8 +242,8 @@ class CallBook:
                 return
             self.set_id(slot, self._synthetic_id(slot))
             synthetic = True
-            self.findings.record(
-                "C7", "call id missing: one was synthesised", slot.choice, slot.index
+            self.findings.met(
+                "synthetic_id", "call id missing: one was synthesised", slot.choice, slot.index
             )
         if slot.kind == "custom":
             self._complete_custom(slot, synthetic)
@@ -275,8 +278,8 @@ class CallBook:
     def _parse(self, slot: CallSlot, tool: Tool | None) -> Any:
         if not slot.received_arguments:
             if tool is not None and tool.takes_no_parameters:
-                self.findings.record(
-                    "C13",
+                self.findings.met(
+                    "empty_parameterless",
                     "no arguments for a parameterless tool: completed as {}",
                     slot.choice,
                     slot.index,
@@ -306,8 +309,8 @@ class CallBook:
         repeated = repeated_unit(text)
         if repeated is not None:
             value, times = repeated
-            self.findings.record(
-                "C11",
+            self.findings.met(
+                "repeated_arguments",
                 f"arguments are one JSON value repeated {times} times",
                 slot.choice,
                 slot.index,
@@ -322,8 +325,11 @@ class CallBook:
             value = parse_arguments(text + closers)
         except ArgumentsError:
             return _REJECTED
-        self.findings.record(
-            "C12", f"arguments repaired by appending {closers!r}", slot.choice, slot.index
+        self.findings.met(
+            "repaired_brackets",
+            f"arguments repaired by appending {closers!r}",
+            slot.choice,
+            slot.index,
         )
         return value
 

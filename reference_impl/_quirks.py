@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from ._model import Finding, Reason
 
-__all__ = ["QUIRKS", "FindingLog", "Quirk"]
+__all__ = ["DEVIATIONS", "QUIRKS", "Deviation", "FindingLog", "Quirk"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +124,25 @@ _ROWS = [
 
 QUIRKS: dict[str, Quirk] = {row.id: row for row in _ROWS}
 
+Deviation = Literal[
+    "snapshots", "synthetic_id", "empty_parameterless", "repeated_arguments", "repaired_brackets"
+]
+"""What the call state itself can meet, whatever the dialect: cumulative argument snapshots, an
+id made up for a call that had none, a parameterless call completed as ``{}`` from no
+arguments, arguments that are one JSON value repeated, arguments repaired by closing brackets."""
+
+DEVIATIONS: dict[str, dict[Deviation, str]] = {
+    "openai-chat": {
+        "snapshots": "C10",
+        "synthetic_id": "C7",
+        "empty_parameterless": "C13",
+        "repeated_arguments": "C11",
+        "repaired_brackets": "C12",
+    },
+}
+"""Which quirk each deviation is in each dialect (by its code there); one a dialect does not
+list is not recorded in it."""
+
 
 class FindingLog:
     """Records the findings of one stream in one dialect, one entry per (quirk, choice, call)
@@ -138,6 +157,12 @@ class FindingLog:
     def quirk(self, code: str) -> Quirk:
         """The row of the quirk ``code`` of this log's dialect."""
         return QUIRKS[f"{self.dialect}/{code}"]
+
+    def met(self, deviation: Deviation, detail: str, choice: int | None, index: int | None) -> None:
+        """Note a deviation of the call state, as the quirk it is in this log's dialect."""
+        code = DEVIATIONS.get(self.dialect, {}).get(deviation)
+        if code is not None:
+            self.record(code, detail, choice, index)
 
     def record(
         self, code: str, detail: str, choice: int | None = None, index: int | None = None
