@@ -15,7 +15,7 @@ import pytest
 
 from callstream.cli import main
 from callstream.core.tools import MAX_TOOLS_BYTES
-from callstream.corpus.scenario import MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES
+from callstream.corpus.yaml_source import MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES
 
 OK = """id: oc-hostile
 title: one call
