@@ -12,7 +12,8 @@ import httpx
 import pytest
 
 from callstream.emulator import Emulator
-from callstream.emulator.routes import ROUTES, think
+from callstream.emulator.model import think
+from callstream.emulator.routes import ROUTES
 from callstream.reference import Assembler
 
 WEATHER = {

@@ -4,7 +4,9 @@ adapters and ``callstream certify``'s own tests.
 
 - ``reply`` — :class:`Reply`, what one model name is answered with;
 - ``dialects`` — the path each dialect is served on and its non-streaming answer;
-- ``routes`` — the emulated routes (a fake model per kind of provider, quirks included);
+- ``model`` — the fake model: a plausible, deterministic answer to any request;
+- ``routes`` — the emulated routes: the fake model's answer as each kind of provider sends it,
+  quirks included;
 - ``app`` — the ASGI app (:class:`ProviderApp`), the background server (:class:`Emulator`) and
   :func:`serve`.
 """
