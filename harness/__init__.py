@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from .connect.connectables import load_implementation
     from .connect.pipe import CommandFactory, load_command
     from .core.case import CaseResult, run_case
-    from .core.checks import CHECKS, Check, Failure, run_checks
+    from .core.checks import CHECKS, run_checks
     from .core.declaration import OBSERVABLES, Declaration, Implementation
+    from .core.judgement import Check, Failure
     from .core.observation import Observation, Observed, observe
     from .core.oracle import expect
     from .core.rendering import render
@@ -120,8 +121,8 @@ _WHERE = {
     "certify": "certification.certifying",
     "replay": "certification.certifying",
     "CHECKS": "core.checks",
-    "Check": "core.checks",
-    "Failure": "core.checks",
+    "Check": "core.judgement",
+    "Failure": "core.judgement",
     "run_checks": "core.checks",
     "Declaration": "core.declaration",
     "OBSERVABLES": "core.declaration",

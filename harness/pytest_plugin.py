@@ -358,7 +358,8 @@ def _hung(case: Case, timeout: float, *, caught: bool) -> CaseResult:
     """The verdict on a case one of whose streams did not finish within ``timeout``; ``caught``
     when the implementation caught the interruption."""
     from .core.case import CaseResult
-    from .core.checks import CHECKS, Failure
+    from .core.checks import CHECKS
+    from .core.judgement import Failure
 
     rules = next(check.rules for check in CHECKS if check.name == "no_hang")
     message = f"the implementation did not finish a stream within the timeout ({timeout:g} s)"

@@ -12,7 +12,7 @@ import pytest
 
 from callstream.cli import main
 from callstream.core.case import CaseResult
-from callstream.core.checks import Failure
+from callstream.core.judgement import Failure
 from callstream.core.spec import CallPlan, Scenario, Splitting, StreamSpec
 from callstream.errors import UsageError
 from callstream.matrix.build import MATRIX_SPLITTINGS, render_matrix, with_splittings

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from callstream.core.case import format_repro, run_case
-from callstream.core.checks import Failure, run_checks
+from callstream.core.checks import run_checks
 from callstream.core.declaration import OBSERVABLES
+from callstream.core.judgement import Failure
 from callstream.core.observation import Observation, Observed, Release, observe
 from callstream.core.oracle import expect
 from callstream.core.rendering import render

@@ -18,8 +18,8 @@ from jsonschema import Draft202012Validator
 
 import callstream.reports.html as report_module
 from callstream.core.case import CaseResult, run_case, splittings_of
-from callstream.core.checks import Failure
 from callstream.core.dialects import NOT_CERTIFIABLE
+from callstream.core.judgement import Failure
 from callstream.corpus.scenario import default_corpus, load_scenarios
 from callstream.errors import HarnessError, UsageError
 from callstream.reference import Limits, Tool

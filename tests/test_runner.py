@@ -16,8 +16,8 @@ import pytest
 from callstream.cli import main
 from callstream.connect.connectables import load_implementation
 from callstream.core.case import CaseResult
-from callstream.core.checks import Failure
 from callstream.core.declaration import OBSERVABLES, Declaration
+from callstream.core.judgement import Failure
 from callstream.core.spec import CallPlan, Scenario, Splitting, StreamSpec
 from callstream.errors import HarnessError, UsageError
 from callstream.implementations import DEFAULT

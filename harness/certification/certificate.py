@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..core.case import CaseResult, format_repro
-from ..core.checks import Failure
+from ..core.judgement import Failure
 from ..core.spec import Scenario, Splitting, StreamSpec
 from ..corpus.cassette import Recording
 from ..reports import (

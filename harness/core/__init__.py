@@ -13,12 +13,13 @@ one case).
 - ``oracle`` — what a stream must become, from the spec alone (its dialect's derivation);
 - ``completion`` — what a completed call becomes: parsed, validated, ready or rejected;
 - ``observation`` — driving an implementation through one chunking;
+- ``judgement`` — what a check is, what it finds and how it files it;
 - ``checks`` — small named functions comparing what was observed with what was expected;
 - ``case`` — one scenario × profile × splitting, run and judged.
 """
 
 from .case import OUTCOMES, CaseResult, Outcome, format_repro, line_spans, run_case, splittings_of
-from .checks import CHECKS, REASON_RULES, STATUSES, Check, Failure, Judgement, call_name, run_checks
+from .checks import CHECKS, REASON_RULES, STATUSES, run_checks
 from .declaration import (
     OBSERVABLES,
     PROFILES,
@@ -30,6 +31,7 @@ from .declaration import (
     declaration_problems,
 )
 from .dialects import DEFAULT_DIALECT, DIALECTS, Dialect, dialect, not_certifiable
+from .judgement import Check, Failure, Judgement, call_name
 from .observation import Observation, Observed, Release, observe
 from .oracle import expect
 from .rendering import render, render_events

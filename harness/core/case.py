@@ -9,8 +9,9 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .checks import CHECKS, Failure, call_name, run_checks
+from .checks import CHECKS, run_checks
 from .declaration import OBSERVABLES
+from .judgement import Failure, call_name
 from .observation import Observation, observe
 from .oracle import expect
 from .rendering import render

@@ -21,26 +21,29 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Collection, Sequence
+from dataclasses import replace
 from typing import Any
 
 from callstream.reference.validate import parse_int
 
-from ..rules import RuleId, failure_pointer, rule_ids
+from ..rules import RuleId, rule_ids
+from .judgement import (
+    Check,
+    Failure,
+    Judgement,
+    Problem,
+    call_name,
+    expected_for,
+    field_shown,
+    json_shown,
+    pairs,
+    shown,
+)
 from .observation import Observation, Observed
 from .spec import Expected, ExpectedCall
 
-__all__ = [
-    "CHECKS",
-    "REASON_RULES",
-    "STATUSES",
-    "Check",
-    "Failure",
-    "Judgement",
-    "call_name",
-    "run_checks",
-]
+__all__ = ["CHECKS", "REASON_RULES", "STATUSES", "handed_back_as_ready", "run_checks"]
 
 STATUSES = ("ready", "rejected")
 """The statuses of the contract."""
@@ -73,61 +76,6 @@ _ROUTING = ("A5", "A6", "A7", *_TRANSPORT)
 """A call missing, merged or invented breaks routing, unless the transport broke it."""
 
 
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """A check that failed, with what it saw and the rules the failure proves."""
-
-    check: str
-    rules: tuple[RuleId, ...]
-    message: str
-
-    @property
-    def pointer(self) -> str:
-        """Its rules and where to read about them: ``A3; callstream explain A3``."""
-        return failure_pointer(self.rules)
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One thing a check found wrong, and the rules it may prove (narrowed by the scenario)."""
-
-    message: str
-    rules: tuple[str, ...]
-
-
-CheckFunction = Callable[[Expected, Observation, Collection[str]], list[Problem]]
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    """A named check: the rules it can prove and what it reads."""
-
-    name: str
-    rules: tuple[RuleId, ...]
-    function: CheckFunction
-    safety: bool = False
-    """Applies to every expectation kind: a failure here means an unsafe outcome."""
-    observes: tuple[str, ...] = ()
-    """The observables it reads; where one is not exposed, the check is not observable."""
-
-    def applies_to(self, kind: str) -> bool:
-        """True when the check judges a scenario whose expectation is of ``kind``."""
-        if kind == "must-not":
-            return self.safety or self.name == "nothing_ready"
-        if kind == "impl-defined":
-            return self.safety
-        return self.name != "nothing_ready"
-
-
-@dataclass(frozen=True, slots=True)
-class Judgement:
-    """The checks' verdict on one chunking."""
-
-    failures: tuple[Failure, ...]
-    not_observable: tuple[str, ...]
-    """Checks that applied but read something the implementation does not expose."""
-
-
 def _no_crash(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:
     if seen.error is None or seen.timed_out:  # a hang is no_hang's
         return []
@@ -153,7 +101,7 @@ def _contract(expected: Expected, seen: Observation, exposed: Collection[str]) -
             close = difflib.get_close_matches(str(result.status), STATUSES, n=1)
             problems.append(
                 Problem(
-                    f"{call} has status {_show(result.status)}, which is not in the contract "
+                    f"{call} has status {shown(result.status)}, which is not in the contract "
                     f"(a result is {statuses})"
                     + (f"; did you mean {close[0]!r}?" if close else ""),
                     ("V6",),
@@ -207,7 +155,7 @@ def _safe(expected: Expected, seen: Observation, exposed: Collection[str]) -> li
     for result in seen.results:
         if result.status != "ready":
             continue
-        call = _expected_for(expected, result)
+        call = expected_for(expected, result)
         where = call_name(result.key)
         if call is None:
             problems.append(Problem(f"{where} was released ready but it does not exist", _ROUTING))
@@ -220,18 +168,18 @@ def _safe(expected: Expected, seen: Observation, exposed: Collection[str]) -> li
                 )
             )
         elif call.name is not None and result.name != call.name:
-            named = "with no name" if result.name is None else f"as {_show(result.name)}"
+            named = "with no name" if result.name is None else f"as {shown(result.name)}"
             problems.append(
                 Problem(
-                    f"{where} was released ready {named}, but it calls {_show(call.name)}",
+                    f"{where} was released ready {named}, but it calls {shown(call.name)}",
                     ("A3", "A4", "A5", *_TRANSPORT),
                 )
             )
         elif call.check_arguments and "arguments" in exposed and result.arguments != call.arguments:
             problems.append(
                 Problem(
-                    f"{where} was released ready with {_field('arguments', result.arguments)} "
-                    f"instead of {_json(call.arguments)}",
+                    f"{where} was released ready with {field_shown('arguments', result.arguments)} "
+                    f"instead of {json_shown(call.arguments)}",
                     ("A2", "A5", "A6", *_TRANSPORT),
                 )
             )
@@ -244,8 +192,8 @@ def _safe(expected: Expected, seen: Observation, exposed: Collection[str]) -> li
             problems.append(
                 Problem(
                     f"{where} was released ready with "
-                    f"{_field('arguments_text', result.arguments_text)}, which does not run as "
-                    f"{_json(call.arguments)}",
+                    f"{field_shown('arguments_text', result.arguments_text)}, which does not run "
+                    f"as {json_shown(call.arguments)}",
                     ("A2", "A5", "A6", *_TRANSPORT),
                 )
             )
@@ -278,7 +226,7 @@ def _nothing_ready(
     for result in seen.results:
         if result.status != "ready":
             continue
-        call = _expected_for(expected, result)
+        call = expected_for(expected, result)
         rules = _reason_rules(call.reason) if call is not None else ("C3", "V1")
         problems.append(
             Problem(
@@ -294,7 +242,7 @@ def _status(expected: Expected, seen: Observation, exposed: Collection[str]) -> 
     """A call that must be ready was rejected (a ready call that must be rejected is
     ``safe_release``'s: the same problem is not reported twice)."""
     problems = []
-    for call, result in _pairs(expected, seen):
+    for call, result in pairs(expected, seen):
         if call.status == "ready" and result.status == "rejected":
             problems.append(
                 Problem(
@@ -311,11 +259,11 @@ def _reason(expected: Expected, seen: Observation, exposed: Collection[str]) -> 
     return [
         Problem(
             f"{call_name(result.key)} was rejected "
-            + ("with no reason" if result.reason is None else _show(result.reason))
+            + ("with no reason" if result.reason is None else shown(result.reason))
             + f", expected {call.reason!r}",
             ("V6",),
         )
-        for call, result in _pairs(expected, seen)
+        for call, result in pairs(expected, seen)
         if call.status == result.status == "rejected"
         and call.reason is not None
         and result.reason != call.reason
@@ -325,11 +273,11 @@ def _reason(expected: Expected, seen: Observation, exposed: Collection[str]) -> 
 def _text_exact(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:
     return [
         Problem(
-            f"{call_name(result.key)} has {_field('arguments_text', result.arguments_text)}, "
-            f"expected {_show(call.arguments_text)}",
+            f"{call_name(result.key)} has {field_shown('arguments_text', result.arguments_text)}, "
+            f"expected {shown(call.arguments_text)}",
             ("A2", *_TRANSPORT),
         )
-        for call, result in _pairs(expected, seen)
+        for call, result in pairs(expected, seen)
         if call.arguments_text is not None
         and result.arguments_text != call.arguments_text
         and not _empty_arguments_completed(call, result)
@@ -346,13 +294,13 @@ def _identity(expected: Expected, seen: Observation, exposed: Collection[str]) -
     problems = []
     synthetic: dict[Any, tuple[Any, Any]] = {}
     real = {call.id for call in expected.calls if call.id}
-    for call, result in _pairs(expected, seen):
+    for call, result in pairs(expected, seen):
         where = call_name(result.key)
         if call.name is not None and result.name != call.name:
-            named = "has no name" if result.name is None else f"is named {_show(result.name)}"
+            named = "has no name" if result.name is None else f"is named {shown(result.name)}"
             problems.append(
                 Problem(
-                    f"{where} {named}, expected {_show(call.name)}",
+                    f"{where} {named}, expected {shown(call.name)}",
                     ("A4", *_TRANSPORT) if not result.name else ("A3", *_TRANSPORT),
                 )
             )
@@ -364,7 +312,7 @@ def _identity(expected: Expected, seen: Observation, exposed: Collection[str]) -
                 continue
             if not isinstance(result.id, str):
                 problems.append(
-                    Problem(f"{where} was given the id {_show(result.id)}, not a string", ("V4",))
+                    Problem(f"{where} was given the id {shown(result.id)}, not a string", ("V4",))
                 )
             elif result.id in synthetic:
                 problems.append(
@@ -385,7 +333,7 @@ def _identity(expected: Expected, seen: Observation, exposed: Collection[str]) -
         elif call.id is not None and not _same_id(result.id, call.id):
             problems.append(
                 Problem(
-                    f"{where} has {_field('id', result.id)}, expected {_show(call.id)}",
+                    f"{where} has {field_shown('id', result.id)}, expected {shown(call.id)}",
                     ("A4", "E2", *_TRANSPORT) if not result.id else ("A3", "E2", *_TRANSPORT),
                 )
             )
@@ -405,7 +353,7 @@ def _no_premature_release(
 ) -> list[Problem]:
     problems = []
     for release in seen.releases:
-        call = _expected_for(expected, release.result)
+        call = expected_for(expected, release.result)
         if (
             call is not None
             and release.result.status == "ready"
@@ -543,45 +491,3 @@ def _narrow(rules: tuple[str, ...], cited: Sequence[RuleId]) -> tuple[RuleId, ..
 
 def _reason_rules(reason: str | None) -> tuple[str, ...]:
     return REASON_RULES.get(reason or "", ("V6",))
-
-
-def _pairs(expected: Expected, seen: Observation) -> list[tuple[ExpectedCall, Observed]]:
-    pairs = []
-    for result in seen.results:
-        call = _expected_for(expected, result)
-        if call is not None:
-            pairs.append((call, result))
-    return pairs
-
-
-def _expected_for(expected: Expected, result: Observed) -> ExpectedCall | None:
-    for call in expected.calls:
-        if (call.choice, call.index) == result.key:
-            return call
-    return None
-
-
-def call_name(key: tuple[Any, Any]) -> str:
-    """A result as a message names it by its (choice, index): ``call 1 of choice 0``, or
-    ``call with no index of choice 0`` where the implementation left a field out."""
-    choice, index = key
-    number = "with no index" if index is None else str(index)
-    if choice is None:
-        return f"call {number} {'and' if index is None else 'with'} no choice"
-    return f"call {number} of choice {choice}"
-
-
-def _field(name: str, value: Any) -> str:
-    """``arguments_text '{}'`` as a message shows a result's field, or ``no arguments_text``
-    where it has none."""
-    return f"no {name}" if value is None else f"{name} {_show(value)}"
-
-
-def _json(value: Any) -> str:
-    """An expected value as a message shows it, ``null`` for JSON null."""
-    return "null" if value is None else _show(value)
-
-
-def _show(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "…"

@@ -64,8 +64,9 @@ from .. import strategies
 from ..connect.connectables import load_implementation
 from ..connect.processes import WorkerContext, worker_context
 from ..core.case import CaseResult, run_case
-from ..core.checks import CHECKS, Failure
+from ..core.checks import CHECKS
 from ..core.declaration import Implementation
+from ..core.judgement import Failure
 from ..core.rendering import render
 from ..core.spec import Scenario, Splitting, StreamSpec
 from ..core.split import chunkings

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.case import CaseResult, Outcome, splittings_of
-from ..core.checks import Failure
 from ..core.declaration import Applicability, Declaration
+from ..core.judgement import Failure
 from ..core.spec import Scenario, Splitting
 from ..errors import UsageError
 

@@ -26,7 +26,8 @@ from typing import Any
 from ..connect.connectables import load_implementation
 from ..connect.processes import WorkerContext, end_worker, start_worker, worker_context
 from ..core.case import CaseResult, run_case
-from ..core.checks import CHECKS, Failure
+from ..core.checks import CHECKS
+from ..core.judgement import Failure
 from ..errors import HarnessError, UsageError
 from .cases import Case, verdict
 
