@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from .corpus.scenario import LoadResult, ScenarioError, default_corpus, load_scenarios
     from .emulator import ROUTES, Emulator, ProviderApp, Reply
     from .errors import HarnessError, ImplementationError, PlanError, StreamTimeout, UsageError
-    from .matrix.build import render_matrix, run_matrix
+    from .matrix.build import run_matrix
+    from .matrix.page import render_matrix
     from .reference import (
         DIALECTS,
         PROFILES,
@@ -134,7 +135,7 @@ _WHERE = {
     "HarnessError": "errors",
     "UsageError": "errors",
     "lint": "corpus.linting",
-    "render_matrix": "matrix.build",
+    "render_matrix": "matrix.page",
     "run_matrix": "matrix.build",
     "Observation": "core.observation",
     "Observed": "core.observation",

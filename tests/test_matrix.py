@@ -15,7 +15,8 @@ from callstream.core.case import CaseResult
 from callstream.core.judgement import Failure
 from callstream.core.spec import CallPlan, Scenario, Splitting, StreamSpec
 from callstream.errors import UsageError
-from callstream.matrix.build import MATRIX_SPLITTINGS, render_matrix, with_splittings
+from callstream.matrix.build import MATRIX_SPLITTINGS, with_splittings
+from callstream.matrix.page import render_matrix
 from callstream.reports import ReportWriter
 from tests.helpers import NOW
 
