@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-import callstream.reports.html as report_module
+import callstream.reports.html_failures as report_module
 from callstream.core.case import CaseResult, run_case, splittings_of
 from callstream.core.dialects import NOT_CERTIFIABLE
 from callstream.core.judgement import Failure
