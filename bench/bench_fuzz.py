@@ -13,7 +13,7 @@ Two measurements, against the reference assembler unless ``--impl`` says otherwi
    drawing the splitting, rendering the stream, deriving the expectations, feeding the
    implementation (the floor of any harness: it has to run the thing under test), and the
    checks; what is left of the wall time is Hypothesis's engine.
-2. **Throughput** of ``callstream.fuzz.search.fuzz`` as ``callstream fuzz --profile ci`` runs it,
+2. **Throughput** of ``callstream.fuzz.fuzz`` as ``callstream fuzz --profile ci`` runs it,
    with one worker process and with two (the machine's two cores), in examples per second; the
    figure includes starting the worker processes.
 3. **What isolation costs**: one case (every chunking of its splitting) run in the search
@@ -52,7 +52,8 @@ from callstream.core.observation import observe  # noqa: E402
 from callstream.core.oracle import expect  # noqa: E402
 from callstream.core.rendering import render  # noqa: E402
 from callstream.core.split import chunkings  # noqa: E402
-from callstream.fuzz.search import _InProcess, _Isolated, fuzz  # noqa: E402
+from callstream.fuzz import fuzz  # noqa: E402
+from callstream.fuzz.search import _InProcess, _Isolated  # noqa: E402
 
 STAGES = (
     ("scenario", "drawing the scenario (generators + the oracle's predictability check)"),

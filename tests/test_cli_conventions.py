@@ -15,7 +15,7 @@ import pytest
 from callstream.cli.commands import _parser, main
 from callstream.cli.completion import completion_script
 from callstream.connect.connectables import load_implementation
-from callstream.fuzz.search import fuzz
+from callstream.fuzz import fuzz
 from callstream.reports import load_report
 
 MUTANT = "py:tests.mutants.releases_when_text_parses:factory"

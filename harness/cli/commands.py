@@ -663,7 +663,7 @@ def _connectable(args: argparse.Namespace) -> str:
 
 def _fuzz(args: argparse.Namespace) -> int:
     # Hypothesis and the generators load only for fuzzing.
-    from ..fuzz.search import describe, fuzz, make_fuzz_progress
+    from ..fuzz import describe, fuzz, make_fuzz_progress
 
     implementation = load_implementation(_connectable(args))
     result = fuzz(

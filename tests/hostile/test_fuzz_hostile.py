@@ -20,7 +20,8 @@ from callstream.cli.commands import main
 from callstream.connect.connectables import load_implementation
 from callstream.core.spec import CallPlan, Scenario, Splitting, StreamSpec
 from callstream.corpus.scenario import load_scenarios
-from callstream.fuzz.search import _InProcess, _Isolated, fuzz
+from callstream.fuzz import fuzz
+from callstream.fuzz.search import _InProcess, _Isolated
 from callstream.reference import Tool
 from callstream.reports import load_report
 from callstream.strategies import scenario_for
