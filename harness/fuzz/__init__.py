@@ -4,8 +4,9 @@ Needs the ``fuzz`` extra (Hypothesis).
 - ``search`` — the search, its workers and their supervisor, shrinking and minimising a find.
 """
 
+from ._profiles import FUZZ_PROFILES, database_for, settings_for
 from ._progress import FuzzProgress, make_fuzz_progress
-from .search import FUZZ_PROFILES, FuzzResult, database_for, describe, fuzz, minimise, settings_for
+from .search import FuzzResult, describe, fuzz, minimise
 
 __all__ = [
     "FUZZ_PROFILES",
