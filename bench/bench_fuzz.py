@@ -52,8 +52,7 @@ from callstream.core.observation import observe  # noqa: E402
 from callstream.core.oracle import expect  # noqa: E402
 from callstream.core.rendering import render  # noqa: E402
 from callstream.core.split import chunkings  # noqa: E402
-from callstream.fuzz import fuzz  # noqa: E402
-from callstream.fuzz.search import _InProcess, _Isolated  # noqa: E402
+from callstream.fuzz import InProcess, Isolated, fuzz  # noqa: E402
 
 STAGES = (
     ("scenario", "drawing the scenario (generators + the oracle's predictability check)"),
@@ -153,8 +152,8 @@ def isolation_cost(implementation: Implementation, examples: int) -> dict[str, A
     draw()
     profile = implementation.declaration.profile
     runners: dict[str, Callable[..., Any]] = {
-        "in_process": _InProcess(implementation, 60.0),
-        "isolated": _Isolated(implementation.connectable, 60.0),
+        "in_process": InProcess(implementation, 60.0),
+        "isolated": Isolated(implementation.connectable, 60.0),
     }
     spent: dict[str, float] = {}
     for name, run in runners.items():

@@ -6,6 +6,13 @@ Needs the ``fuzz`` extra (Hypothesis).
 
 from ._profiles import FUZZ_PROFILES, database_for, settings_for
 from ._progress import FuzzProgress, make_fuzz_progress
+
+# How a search runs one case, in this process or alone in a process of its own, for the bench
+# that times the two and the tests that aim implementations at them. Out of ``__all__`` on
+# purpose: Hypothesis mixes the string literals of local modules, ``__all__``'s included, into
+# what it draws, so a new name there would change the examples a derandomised search draws.
+from ._running import InProcess as InProcess
+from ._running import Isolated as Isolated
 from .search import FuzzResult, describe, fuzz, minimise
 
 __all__ = [
