@@ -4,6 +4,7 @@ Needs the ``fuzz`` extra (Hypothesis).
 - ``search`` — the search, its workers and their supervisor, shrinking and minimising a find.
 """
 
+from ._minimising import minimise
 from ._profiles import FUZZ_PROFILES, database_for, settings_for
 from ._progress import FuzzProgress, make_fuzz_progress
 
@@ -13,7 +14,7 @@ from ._progress import FuzzProgress, make_fuzz_progress
 # what it draws, so a new name there would change the examples a derandomised search draws.
 from ._running import InProcess as InProcess
 from ._running import Isolated as Isolated
-from .search import FuzzResult, describe, fuzz, minimise
+from .search import FuzzResult, describe, fuzz
 
 __all__ = [
     "FUZZ_PROFILES",
