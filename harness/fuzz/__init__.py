@@ -12,9 +12,10 @@ from ._progress import FuzzProgress, make_fuzz_progress
 # that times the two and the tests that aim implementations at them. Out of ``__all__`` on
 # purpose: Hypothesis mixes the string literals of local modules, ``__all__``'s included, into
 # what it draws, so a new name there would change the examples a derandomised search draws.
+from ._result import FuzzResult, describe
 from ._running import InProcess as InProcess
 from ._running import Isolated as Isolated
-from .search import FuzzResult, describe, fuzz
+from .search import fuzz
 
 __all__ = [
     "FUZZ_PROFILES",

@@ -48,45 +48,21 @@ from ..core.declaration import Implementation
 from ..core.rendering import render
 from ..core.spec import Scenario, Splitting
 from ..core.split import chunkings
-from ..corpus.regressions import REGRESSIONS, regression_id, reproduce_command, write_regression
+from ..corpus.regressions import REGRESSIONS, regression_id, write_regression
 from ..errors import HarnessError, ImplementationExit, UsageError
-from ..reports import ReportWriter, new_run_folder
 from ._minimising import _minimise
 from ._profiles import FUZZ_PROFILES, _Replay, database_for, settings_for
 from ._progress import FuzzProgress, _Quiet
+from ._result import FuzzResult, _write_report
 from ._running import InProcess, Isolated, Run, _failed, _how
 
 __all__ = [
-    "FuzzResult",
     "ImplementationExit",
-    "describe",
     "fuzz",
 ]
 
 _BATCH = 500
 """Examples per Hypothesis run when fuzzing for a duration (each batch with a fresh seed)."""
-
-
-@dataclass
-class FuzzResult:
-    """What a fuzzing session found."""
-
-    examples: int = 0
-    elapsed: float = 0.0
-    found: CaseResult | None = None
-    """The shrunk failing case, if any."""
-    scenario: Scenario | None = None
-    regression: Path | None = None
-    report: Path | None = None
-    labels: set[str] = field(default_factory=set)
-    implementation: str = ""
-    found_after: int | None = None
-    """The examples run when the first failure came up (before shrinking)."""
-
-    @property
-    def exit_code(self) -> int:
-        """0 nothing found, 1 the implementation failed (as ``callstream run``)."""
-        return 0 if self.found is None else 1
 
 
 class _Found(AssertionError):
@@ -625,53 +601,3 @@ def _replayable(splitting: Splitting, data: bytes) -> Splitting:
     (chunks,) = chunkings(data, splitting)
     offsets = tuple(itertools.accumulate(len(chunk) for chunk in chunks[:-1]))
     return Splitting("offsets", offsets=offsets) if offsets else Splitting("whole")
-
-
-def _write_report(
-    implementation: Implementation, result: FuzzResult, out: Path | None, argv: list[str]
-) -> Path:
-    folder = out if out is not None else new_run_folder()
-    with ReportWriter(folder) as writer:
-        writer.header(
-            {
-                "implementation": {
-                    "connectable": implementation.connectable,
-                    "name": implementation.name,
-                    "declaration": implementation.declaration.to_dict(),
-                },
-                "argv": argv,
-                "scenarios": 0 if result.found is None else 1,
-                "cases": 0 if result.found is None else 1,
-                "filter": None,
-            }
-        )
-        if result.found is not None:
-            writer.result(result.found)
-        writer.footer({"exit_code": result.exit_code, "stopped_early": False})
-        writer.render()
-    return folder
-
-
-def describe(result: FuzzResult) -> str:
-    """A closing summary for people."""
-    lines = [
-        f"{result.examples} examples in {result.elapsed:.1f} s "
-        f"({result.examples / max(result.elapsed, 1e-9):.0f}/s), "
-        f"{len(result.labels)} distinct events"
-    ]
-    if result.found is None:
-        lines.append("nothing found")
-    else:
-        case = result.found
-        name = case.scenario if result.scenario is None else result.scenario.id
-        after = "" if result.found_after is None else f" after {result.found_after} examples"
-        lines.append(f"FOUND {name} [{case.profile}-{case.splitting}]{after}, then shrunk")
-        lines += [f"  {f.check} ({f.pointer}): {f.message}" for f in case.failures]
-        if case.repro:
-            lines += ["repro:", case.repro]
-        if result.regression is not None:
-            rerun = reproduce_command(result.regression, result.implementation)
-            lines.append(f"saved: {result.regression} ({rerun} reproduces it)")
-    if result.report is not None:
-        lines.append(f"report: {result.report}")
-    return "\n".join(lines)
