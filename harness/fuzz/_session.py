@@ -1,10 +1,5 @@
-"""``callstream fuzz``: generated streams against an implementation, shrunk finds kept as YAML.
-
-The generators (``callstream.strategies``) draw a Scenario and a splitting; the same oracle, checks
-and case runner as ``callstream run`` judge it. Hypothesis shrinks a failure to a minimal
-scenario, which is written out under ``scenarios/regressions/`` (the example database is a
-cache, not a corpus), with the same reports as ``run``.
-"""
+"""One fuzzing session, :func:`fuzz`: its arguments checked, the search run in worker processes
+and shown as it goes, the find named and saved as a regression, and the report written."""
 
 from __future__ import annotations
 
@@ -15,17 +10,12 @@ from pathlib import Path
 
 from ..core.declaration import Implementation
 from ..corpus.regressions import REGRESSIONS, regression_id, write_regression
-from ..errors import ImplementationExit, UsageError
+from ..errors import UsageError
 from ._profiles import FUZZ_PROFILES, database_for
 from ._progress import FuzzProgress, _Quiet
 from ._result import FuzzResult, _write_report
 from ._searching import _Search
 from ._workers import _supervise
-
-__all__ = [
-    "ImplementationExit",
-    "fuzz",
-]
 
 
 def fuzz(
