@@ -141,7 +141,7 @@ def test_no_search_process_is_left_behind(tmp_path: Path) -> None:
         save_regressions=None,
         out=tmp_path / "report",
     )
-    assert _children() - before <= _forkserver()
+    assert _children() - before <= _servers()
 
 
 def _children() -> set[int]:
@@ -156,9 +156,13 @@ def _children() -> set[int]:
     return found
 
 
-def _forkserver() -> set[int]:
-    """The multiprocessing fork server, which outlives a run by design (it serves the next)."""
-    from multiprocessing import forkserver
+def _servers() -> set[int]:
+    """The multiprocessing fork server and the resource tracker it starts with it, which outlive
+    a run by design (they serve the next): the first fuzz of a session starts both."""
+    from multiprocessing import forkserver, resource_tracker
 
-    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
-    return set() if pid is None else {pid}
+    pids = (
+        getattr(forkserver._forkserver, "_forkserver_pid", None),
+        getattr(resource_tracker._resource_tracker, "_pid", None),
+    )
+    return {pid for pid in pids if pid is not None}
