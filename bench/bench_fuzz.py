@@ -6,7 +6,7 @@ Run from the repository root::
     python -m bench.bench_fuzz --examples 200   # a quicker look
     python -m bench.bench_fuzz --impl py:tests.mutants.keeps_bom:factory --json fuzz.json
 
-Two measurements, against the reference assembler unless ``--impl`` says otherwise:
+Three measurements, against the reference assembler unless ``--impl`` says otherwise:
 
 1. **Where the time goes**, in one process: each example is timed stage by stage, drawing the
    scenario (the generators, including the oracle's check that it can predict the plan),

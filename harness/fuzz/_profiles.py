@@ -7,6 +7,9 @@ loads by itself when ``CI`` is set:
 - ``ci``: derandomised, bounded, no database;
 - ``nightly``: randomised, time-budgeted, a shared example database (a folder, or Redis),
   read-only unless ``--db-write`` is given.
+
+The test suite's profiles are these, with Hypothesis's own reporting on top
+(``tests/conftest.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from hypothesis.database import (
 from ..errors import UsageError
 
 FUZZ_PROFILES = ("dev", "ci", "nightly")
+"""The fuzz profiles by name, what ``callstream fuzz --profile`` takes."""
 
 
 def database_for(where: str | None, *, profile: str, writable: bool) -> ExampleDatabase | None:
