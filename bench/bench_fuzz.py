@@ -6,14 +6,14 @@ Run from the repository root::
     python -m bench.bench_fuzz --examples 200   # a quicker look
     python -m bench.bench_fuzz --impl py:tests.mutants.keeps_bom:factory --json fuzz.json
 
-Two measurements, against the reference assembler unless ``--impl`` says otherwise:
+Three measurements, against the reference assembler unless ``--impl`` says otherwise:
 
 1. **Where the time goes**, in one process: each example is timed stage by stage, drawing the
    scenario (the generators, including the oracle's check that it can predict the plan),
    drawing the splitting, rendering the stream, deriving the expectations, feeding the
    implementation (the floor of any harness: it has to run the thing under test), and the
    checks; what is left of the wall time is Hypothesis's engine.
-2. **Throughput** of ``callstream.fuzz.search.fuzz`` as ``callstream fuzz --profile ci`` runs it,
+2. **Throughput** of ``callstream.fuzz.fuzz`` as ``callstream fuzz --profile ci`` runs it,
    with one worker process and with two (the machine's two cores), in examples per second; the
    figure includes starting the worker processes.
 3. **What isolation costs**: one case (every chunking of its splitting) run in the search
@@ -52,7 +52,7 @@ from callstream.core.observation import observe  # noqa: E402
 from callstream.core.oracle import expect  # noqa: E402
 from callstream.core.rendering import render  # noqa: E402
 from callstream.core.split import chunkings  # noqa: E402
-from callstream.fuzz.search import _InProcess, _Isolated, fuzz  # noqa: E402
+from callstream.fuzz import InProcess, Isolated, fuzz  # noqa: E402
 
 STAGES = (
     ("scenario", "drawing the scenario (generators + the oracle's predictability check)"),
@@ -152,8 +152,8 @@ def isolation_cost(implementation: Implementation, examples: int) -> dict[str, A
     draw()
     profile = implementation.declaration.profile
     runners: dict[str, Callable[..., Any]] = {
-        "in_process": _InProcess(implementation, 60.0),
-        "isolated": _Isolated(implementation.connectable, 60.0),
+        "in_process": InProcess(implementation, 60.0),
+        "isolated": Isolated(implementation.connectable, 60.0),
     }
     spent: dict[str, float] = {}
     for name, run in runners.items():

@@ -16,7 +16,7 @@ from callstream.cli import main
 from callstream.cli.completion import completion_script
 from callstream.cli.parser import build_parser
 from callstream.connect.connectables import load_implementation
-from callstream.fuzz.search import fuzz
+from callstream.fuzz import fuzz
 from callstream.reports import callstream_version, load_report
 
 MUTANT = "py:tests.mutants.releases_when_text_parses:factory"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from callstream.cli import main
-from callstream.core.checks import Failure
+from callstream.core.judgement import Failure
 from callstream.corpus.explain import (
     checkout_tests,
     cited_tests,

@@ -20,7 +20,7 @@ from callstream.core.rendering import render
 from callstream.core.spec import CallPlan, Splitting, StreamSpec
 from callstream.corpus.regressions import write_regression
 from callstream.corpus.scenario import load_scenarios
-from callstream.fuzz.search import database_for, fuzz, minimise, settings_for
+from callstream.fuzz import database_for, fuzz, minimise, settings_for
 from callstream.reference import Limits, Tool
 from callstream.reports import load_report
 

@@ -71,7 +71,7 @@ def _fuzz_arguments(command: argparse.ArgumentParser) -> None:
 
 def _fuzz(args: argparse.Namespace) -> int:
     # Hypothesis and the generators load only for fuzzing.
-    from ..fuzz.search import describe, fuzz, make_fuzz_progress
+    from ..fuzz import describe, fuzz, make_fuzz_progress
 
     implementation = load_implementation(connectable(args))
     result = fuzz(

@@ -20,7 +20,7 @@ from callstream.cli import main
 from callstream.connect.connectables import load_implementation
 from callstream.core.spec import CallPlan, Scenario, Splitting, StreamSpec
 from callstream.corpus.scenario import load_scenarios
-from callstream.fuzz.search import _InProcess, _Isolated, fuzz
+from callstream.fuzz import InProcess, Isolated, fuzz
 from callstream.reference import Tool
 from callstream.reports import load_report
 from callstream.strategies import scenario_for
@@ -43,7 +43,7 @@ def test_a_stream_alone_in_its_process_fails_what_the_implementation_did(name: s
     """Run alone in a process of its own (as the fuzzer replays what ended a search process),
     each hostile stream fails the check its misbehaviour breaks, within the timeout, and the
     same implementation passes a stream it does not misbehave on."""
-    run = _Isolated(f"{HOSTILE_MODULE}:{name}", TIMEOUT)
+    run = Isolated(f"{HOSTILE_MODULE}:{name}", TIMEOUT)
     case = run(_stream(2), "lenient", WHOLE)
     assert case.outcome == "failed"
     assert [failure.check for failure in case.failures] == [HOSTILE[name]]
@@ -68,7 +68,7 @@ def test_what_can_be_caught_in_process_is_a_failure_there(name: str) -> None:
     is the implementation's crash, and a timeout it catches and carries on after is still a
     hang: the search process goes on, at in-process speed."""
     implementation = load_implementation(f"{HOSTILE_MODULE}:{name}")
-    case = _InProcess(implementation, TIMEOUT)(_stream(2), "lenient", WHOLE)
+    case = InProcess(implementation, TIMEOUT)(_stream(2), "lenient", WHOLE)
     assert [failure.check for failure in case.failures] == [HOSTILE[name]]
     if HOSTILE[name] == "no_crash":
         assert "ImplementationExit" in case.failures[0].message
@@ -141,7 +141,7 @@ def test_no_search_process_is_left_behind(tmp_path: Path) -> None:
         save_regressions=None,
         out=tmp_path / "report",
     )
-    assert _children() - before <= _forkserver()
+    assert _children() - before <= _servers()
 
 
 def _children() -> set[int]:
@@ -156,9 +156,13 @@ def _children() -> set[int]:
     return found
 
 
-def _forkserver() -> set[int]:
-    """The multiprocessing fork server, which outlives a run by design (it serves the next)."""
-    from multiprocessing import forkserver
+def _servers() -> set[int]:
+    """The multiprocessing fork server and the resource tracker it starts with it, which outlive
+    a run by design (they serve the next): the first fuzz of a session starts both."""
+    from multiprocessing import forkserver, resource_tracker
 
-    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
-    return set() if pid is None else {pid}
+    pids = (
+        getattr(forkserver._forkserver, "_forkserver_pid", None),
+        getattr(resource_tracker._resource_tracker, "_pid", None),
+    )
+    return {pid for pid in pids if pid is not None}

@@ -17,7 +17,7 @@ import pytest
 from callstream.connect.connectables import load_implementation
 from callstream.core.case import run_case
 from callstream.corpus.scenario import load_scenarios
-from callstream.fuzz.search import fuzz
+from callstream.fuzz import fuzz
 from callstream.implementations import reference
 from tests.mutants import MUTANTS
 
@@ -27,7 +27,7 @@ MAX_CALLS = 2
 MAX_FRAGMENTS = 10
 SHRINK_TIME = 15.0
 """Seconds of Hypothesis shrinking per find: the big steps come first, and the last pass that
-drops calls and tools (``callstream.fuzz.search.minimise``) does not count against it."""
+drops calls and tools (``callstream.fuzz.minimise``) does not count against it."""
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))

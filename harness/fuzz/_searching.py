@@ -1,0 +1,194 @@
+"""One search process's search: Hypothesis runs that draw a scenario and a splitting, run the case
+and stop at the first failure, which Hypothesis shrinks; or, for an example that ended a worker,
+one run that replays it and shrinks it."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import pickle
+import time
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+
+from hypothesis import Phase, assume, given, seed, settings
+from hypothesis import strategies as st
+from hypothesis.errors import Flaky, Unsatisfiable
+
+from .. import strategies
+from ..core.case import CaseResult
+from ..core.declaration import Implementation
+from ..core.rendering import render
+from ..core.spec import Scenario, Splitting
+from ..core.split import chunkings
+from ._beacon import _Beacon
+from ._profiles import _Replay, database_for, settings_for
+from ._running import Run
+
+_BATCH = 500
+"""Examples per Hypothesis run when fuzzing for a duration (each batch with a fresh seed)."""
+
+
+class _Found(AssertionError):
+    """Raised in the property when a case fails; Hypothesis shrinks it."""
+
+
+class _Stop(BaseException):
+    """Raised in the property to end a search early (time is up, or another worker found a
+    failure). Not an Exception, so Hypothesis lets it through instead of shrinking it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Search:
+    """What one search process does: its share of the budget and its own seeds."""
+
+    profile: str
+    examples: int | None
+    deadline: float | None
+    """``time.time()`` at which to stop (wall clock, so worker processes agree)."""
+    database: str | None
+    database_writable: bool
+    timeout: float
+    """Seconds one example's stream may take before it fails ``no_hang``."""
+    shrink_time: float
+    """Seconds shrinking a failure may take (each step of a hang costs ``timeout``)."""
+    worker: int = 0
+    workers: int = 1
+    seed: int | None = None
+    """Where the search starts (``--seed``): each run ``batch`` of it draws from
+    ``seed + batch``. None lets Hypothesis choose (or derandomise, under ci)."""
+    replay: bytes | None = None
+    """The pickled choices of an example that ended a worker: replay it alone, every stream in
+    a process of its own, and shrink it."""
+
+
+@dataclass
+class _Outcome:
+    examples: int = 0
+    labels: set[str] = field(default_factory=set)
+    failing: tuple[Scenario, CaseResult] | None = None
+    found_after: int | None = None
+    replayed: tuple[Scenario, Splitting] | None = None
+    """The first example a replaying worker ran (the one that ended a worker before)."""
+
+
+Tick = Callable[[int, AbstractSet[str], bool], None]
+"""Told the examples run so far, the labels the generators attached to draws (the distinct
+events seen), and whether a failure was found."""
+
+
+def _search(
+    implementation: Implementation,
+    search: _Search,
+    run: Run,
+    beacon: _Beacon,
+    tick: Tick,
+    stopped: Callable[[], bool],
+    found: Callable[[Scenario, CaseResult, int], None],
+) -> _Outcome:
+    """One process's search: Hypothesis runs of at most ``_BATCH`` examples until the budget or
+    the time is spent or a failure is found and shrunk; or, replaying, one run that replays
+    ``search.replay`` and shrinks it. ``found`` is told of the first failure, before it is
+    shrunk."""
+    outcome = _Outcome()
+    db = database_for(search.database, profile=search.profile, writable=search.database_writable)
+    claimed_profile = implementation.declaration.profile
+    failing: list[tuple[Scenario, CaseResult]] = []
+
+    shrink_until: list[float] = []
+
+    def check(scenario: Scenario, data: st.DataObject) -> None:
+        assume(implementation.declaration.skips(scenario) is None)
+        raw = render(scenario.spec).data
+        splitting = data.draw(strategies.splittings(raw), label="splitting")
+        # Stop only once every draw of the example is made: Hypothesis replays examples from
+        # its database, and one that stopped drawing early would read as inconsistent data
+        # generation (FlakyStrategyDefinition). Each worker runs one example at least, however
+        # long its process took to start.
+        now = time.time()
+        late = search.deadline is not None and now >= search.deadline
+        if not failing and outcome.examples and (stopped() or late):
+            raise _Stop
+        if shrink_until and now >= shrink_until[0]:
+            raise _Stop  # shrinking ran out of time: keep the smallest failure seen so far
+        outcome.examples += 1
+        if outcome.replayed is None and search.replay is not None:
+            outcome.replayed = (scenario, _replayable(splitting, raw))
+        beacon.example(outcome.examples, data)
+        case = run(scenario, claimed_profile, splitting)
+        if case.outcome == "failed":
+            kept = dataclasses.replace(scenario, splittings=(_replayable(splitting, raw),))
+            if outcome.found_after is None:
+                outcome.found_after = outcome.examples
+                shrink_until.append(time.time() + search.shrink_time)
+                found(kept, case, outcome.examples)
+            failing.append((kept, case))
+            tick(outcome.examples, strategies.seen_events(), True)
+            raise _Found(case.failures[0].message if case.failures else case.outcome)
+        tick(outcome.examples, strategies.seen_events(), bool(failing))
+
+    def attempt(examples: int, batch: int) -> bool:
+        """One Hypothesis run; True when it found (and shrank) a failure."""
+
+        chosen = settings_for(search.profile, max_examples=examples, database=db)
+        if search.replay is not None:
+            replay = _Replay(pickle.loads(search.replay), db)
+            phases = (Phase.reuse, Phase.shrink)
+            chosen = settings(chosen, derandomize=False, database=replay, phases=phases)
+        elif search.profile != "ci" and batch != search.worker:
+            # The database's examples are replayed by each worker's first run only.
+            chosen = settings(
+                chosen, phases=tuple(p for p in chosen.phases if p is not Phase.reuse)
+            )
+
+        @given(scenario=strategies.scenarios(), data=st.data())
+        @chosen
+        def property(scenario: Scenario, data: st.DataObject) -> None:
+            check(scenario, data)
+
+        # derandomised (ci): the first run's seed comes from the test, the others' from here
+        if search.seed is not None:
+            test = seed(search.seed + batch)(property)
+        elif search.profile == "ci" and batch:
+            test = seed(0xCA11 + batch)(property)
+        else:
+            test = property
+        try:
+            test()
+        except (_Found, Flaky):
+            if not failing:
+                raise
+            return True
+        except (_Stop, Unsatisfiable):
+            return False
+        return False
+
+    budget = search.examples
+    if budget is not None:  # this worker's share
+        budget = budget // search.workers + (search.worker < budget % search.workers)
+    for batch in itertools.count(search.worker, search.workers):
+        if search.replay is not None:
+            size = 1
+        elif search.deadline is None:
+            assert budget is not None
+            size = budget
+        else:
+            size = _BATCH if budget is None else min(_BATCH, budget - outcome.examples)
+        if size <= 0 or attempt(size, batch) or stopped() or search.deadline is None:
+            break
+        if time.time() >= search.deadline:
+            break
+    outcome.labels = set(strategies.seen_events())
+    if failing:
+        outcome.failing = failing[-1]  # Hypothesis replays the shrunk example last
+    return outcome
+
+
+def _replayable(splitting: Splitting, data: bytes) -> Splitting:
+    """The splitting as a scenario file can hold it: a seeded random cut becomes its offsets."""
+    if splitting.kind != "random":
+        return splitting
+    (chunks,) = chunkings(data, splitting)
+    offsets = tuple(itertools.accumulate(len(chunk) for chunk in chunks[:-1]))
+    return Splitting("offsets", offsets=offsets) if offsets else Splitting("whole")
