@@ -33,14 +33,16 @@ import importlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from ..core.declaration import Implementation, declaration_from
 from ..errors import UsageError
+from .processes import start_worker
 
-__all__ = ["CONNECTORS", "Connector", "load_implementation", "load_python"]
+__all__ = ["CONNECTORS", "Connector", "load_implementation", "load_in_worker", "load_python"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,3 +135,17 @@ def _import(spec: str, module_name: str) -> ModuleType:
         raise UsageError(
             f"{spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}"
         ) from None
+
+
+def load_in_worker(connectable: str, conn: Connection) -> Implementation | None:
+    """In a worker process: split off the keeper of what the implementation starts
+    (:func:`~callstream.connect.processes.start_worker`), load ``connectable`` and tell the
+    parent over ``conn`` (``("ready",)``, or ``("refused", why)`` and None)."""
+    start_worker(conn)
+    try:
+        implementation = load_implementation(connectable)
+    except UsageError as exc:
+        conn.send(("refused", str(exc)))
+        return None
+    conn.send(("ready",))
+    return implementation

@@ -10,9 +10,9 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from ..errors import HarnessError, UsageError
-from .connectables import load_implementation
-from .processes import WorkerContext, end_worker, start_worker, worker_context
+from ..errors import HarnessError
+from .connectables import load_in_worker
+from .processes import WorkerContext, end_worker, worker_context
 from .shape_probes import PROBES, Probe, StreamShape, run_probes
 
 __all__ = ["probe_apart"]
@@ -85,13 +85,9 @@ def _serve(connectable: str, conn: Connection) -> None:
     """The checking process: load the implementation, then send what each probe showed. On
     Linux the process called splits first, as a run's worker does: it stays behind as the
     keeper of the rest, so nothing the implementation starts outlives the check."""
-    start_worker(conn)
-    try:
-        implementation = load_implementation(connectable)
-    except UsageError as exc:
-        conn.send(("refused", str(exc)))
+    implementation = load_in_worker(connectable, conn)
+    if implementation is None:
         return
-    conn.send(("ready",))
     for shape in run_probes(implementation):
         conn.send(("seen", shape))
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from callstream.reference import Limits, Tool, ToolSchemaError
 from callstream.reference.validate import input_format, validator_for
@@ -78,6 +78,15 @@ class LoadResult:
     errors: tuple[ScenarioError, ...]
     files: tuple[Path, ...]
     """Every file read, sorted by path."""
+
+    def refuse(self, stream: TextIO) -> bool:
+        """When any file had a problem, write every problem and the count to ``stream`` and
+        return True: a command runs nothing then."""
+        for error in self.errors:
+            print(error, file=stream)
+        if self.errors:
+            print(f"callstream: {len(self.errors)} scenario error(s); nothing was run", file=stream)
+        return bool(self.errors)
 
 
 def corpus_root() -> Path:

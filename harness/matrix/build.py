@@ -160,10 +160,7 @@ def matrix_command(
         else tuple(parse_splitting(label.strip()) for label in splittings.split(","))
     )
     loaded = load_scenarios(corpus_paths(paths, scenarios))
-    if loaded.errors:
-        for error in loaded.errors:
-            print(error, file=stderr)
-        print(f"callstream: {len(loaded.errors)} scenario error(s); nothing was run", file=stderr)
+    if loaded.refuse(stderr):
         return UsageError.exit_code
     written = run_matrix(
         loaded.scenarios,

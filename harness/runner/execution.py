@@ -146,10 +146,7 @@ def run_command(
     if timeout is None:
         timeout = default_timeout(impl)
     loaded = load_scenarios(corpus_paths(paths, scenarios))
-    if loaded.errors:
-        for error in loaded.errors:
-            print(error, file=stderr)
-        print(f"callstream: {len(loaded.errors)} scenario error(s); nothing was run", file=stderr)
+    if loaded.refuse(stderr):
         return UsageError.exit_code
     if not loaded.scenarios:
         raise UsageError(f"no scenarios in {', '.join(paths) or 'the default corpus'}")

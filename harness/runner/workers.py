@@ -23,12 +23,12 @@ from collections.abc import Callable, Generator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from ..connect.connectables import load_implementation
-from ..connect.processes import WorkerContext, end_worker, start_worker, worker_context
+from ..connect.connectables import load_in_worker
+from ..connect.processes import WorkerContext, end_worker, worker_context
 from ..core.case import CaseResult, run_case
 from ..core.checks import CHECKS
 from ..core.judgement import Failure
-from ..errors import HarnessError, UsageError
+from ..errors import HarnessError
 from .cases import Case, verdict
 
 __all__ = ["run_cases"]
@@ -176,13 +176,9 @@ def _stop(workers: list[_Worker]) -> None:
 def _serve(connectable: str, conn: Connection) -> None:
     """A worker process: load the implementation, then run each case it is sent until None.
     On Linux the process called splits first: it stays behind as the keeper of the rest."""
-    start_worker(conn)
-    try:
-        implementation = load_implementation(connectable)
-    except UsageError as exc:
-        conn.send(("refused", str(exc)))
+    implementation = load_in_worker(connectable, conn)
+    if implementation is None:
         return
-    conn.send(("ready",))
     while True:
         try:
             task = conn.recv()
