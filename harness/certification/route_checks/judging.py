@@ -1,202 +1,30 @@
-"""The checks of a certification: what one run of a probe says about the route.
-
-Theory of operation. :func:`check_probe` takes the recordings of one run of a probe (its
-streamed answer and, when the probe compares, its non-streaming one) and a profile, and returns
-:class:`RouteFinding` s. The streamed body is fed to the reference assembler line by line, so
-each deviation it records (a quirk id of research/wire_formats.md §7) is located at the event
-that caused it. A wire-level pass over the same events checks what an assembler does not: the
-status and content type, in-band errors, the finish reasons against what the request asked for,
-the usage chunk, whether the model answered the probe at all, and how long it all took. Each
-finding names its check (``ROUTE_CHECKS``), its quirk id where there is one, a severity, and
-where in the stream it was seen. Everything is a pure function of the recordings, so
-``callstream replay`` re-checks a cassette offline and finds the same.
-
-Severity. ``error``: under the profile, the route breaks the contract or loses calls (strict:
-every deviation from OpenAI's documented behaviour; lenient: what a lenient assembler cannot
-mend). ``warning``: a deviation the lenient profile mends, recorded. ``info``: nothing wrong
-with the route, but something a person should know (a probe the model did not exercise).
-"""
+"""The judge of one run of a probe (being replaced by route checks registered as functions)."""
 
 from __future__ import annotations
 
-import bisect
-import itertools
-import json
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Literal
 
-from callstream.reference import QUIRKS, Assembler, CallResult, Reason, SSEDecoder, SSELimitError
-from callstream.reference.validate import closing_brackets
+from callstream.reference import QUIRKS, CallResult, Reason
 
-from ..core.case import line_spans
-from ..core.tools import parse_tools
-from ..corpus.cassette import Recording
-
-__all__ = [
-    "ROUTE_CHECKS",
-    "RouteCheck",
-    "RouteFinding",
-    "Severity",
-    "Timing",
-    "check_probe",
-    "timing_of",
-]
-
-Severity = Literal["error", "warning", "info"]
-SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
-
-
-@dataclass(frozen=True, slots=True)
-class RouteCheck:
-    """A named check of a route and what it certifies."""
-
-    name: str
-    title: str
-
-
-ROUTE_CHECKS = (
-    RouteCheck("connection", "the route can be reached and the connection holds"),
-    RouteCheck("http_status", "the route answers 2xx"),
-    RouteCheck("content_type", "text/event-stream for a stream, application/json otherwise"),
-    RouteCheck("content_encoding", "the body comes as asked, identity: never compressed"),
-    RouteCheck("sse_framing", "the body is a well-formed UTF-8 event stream"),
-    RouteCheck(
-        "size",
-        "each answer fits the byte cap, and its lines and events the SSE decoder's limits",
-    ),
-    RouteCheck(
-        "chunk_envelope",
-        "every event is a chat.completion.chunk with the same id, created and model; each "
-        "choice has a delta; the role comes once",
-    ),
-    RouteCheck(
-        "index_contract",
-        "every call has an integer index; new calls take 0, 1, 2… and none reuses one",
-    ),
-    RouteCheck("identity_once", "a call's id, type and name come once, in its first delta"),
-    RouteCheck("arguments_json", "each call's complete arguments are one JSON object"),
-    RouteCheck(
-        "arguments_schema", "the arguments match the tool's schema; only offered tools are called"
-    ),
-    RouteCheck(
-        "finish_reason",
-        "one honest finish_reason per choice: tool_calls with calls (stop only for a named "
-        "tool_choice), length when the tokens ran out, never truncation reported as tool_calls",
-    ),
-    RouteCheck("terminator", "the stream ends with data: [DONE]"),
-    RouteCheck("after_finish", "nothing after a choice's finish_reason or after [DONE]"),
-    RouteCheck(
-        "usage",
-        "with include_usage, a usage chunk with empty choices before [DONE], integer token counts",
-    ),
-    RouteCheck("stream_error", "no error event and no in-band error payload"),
-    RouteCheck(
-        "calls_made",
-        "the model answers the probe with structured calls: tool_choice honoured, as many calls "
-        "as asked, no call markup in the text",
-    ),
-    RouteCheck(
-        "stream_matches", "streaming and non-streaming answers to one request carry the same calls"
-    ),
-    RouteCheck(
-        "progress",
-        "the response starts and every data event follows within the timeout (keep-alive "
-        "comments are not progress), the whole within the deadline",
-    ),
+from ...corpus.cassette import Recording
+from ._text import (
+    NOT_JSON,
+    choices_of,
+    clip,
+    content_type_of,
+    error_message,
+    looks_cut,
+    message_of,
+    parse_json,
+    plain_call,
+    writable,
 )
+from .findings import RouteFinding, Severity
+from .reading import DataEvent, StreamReading, read_stream
 
-
-@dataclass(frozen=True, slots=True)
-class RouteFinding:
-    """Something one check found in one answer of one run of a probe."""
-
-    check: str
-    severity: Severity
-    title: str
-    """What was found, in words that do not change between runs: findings of different runs
-    are recognised as the same by (probe, stream, check, quirk, title)."""
-    detail: str
-    """This occurrence: which call, which value, how often."""
-    probe: str
-    repeat: int
-    stream: bool
-    """Found in the streamed answer (else in the non-streaming one)."""
-    quirk: str | None = None
-    """The quirk id of research/wire_formats.md §7, where there is one."""
-    offset: int | None = None
-    """The byte of the body where it was seen."""
-    excerpt: str | None = None
-    """The event (or argument text) it was seen in, clipped."""
-
-    @property
-    def key(self) -> tuple[str, bool, str, str | None, str]:
-        """What identifies the same finding across repeats."""
-        return (self.probe, self.stream, self.check, self.quirk, self.title)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The finding as JSON-serialisable data."""
-        return {
-            "check": self.check,
-            "severity": self.severity,
-            "quirk": self.quirk,
-            "title": self.title,
-            "detail": self.detail,
-            "probe": self.probe,
-            "repeat": self.repeat,
-            "answer": "stream" if self.stream else "non-stream",
-            "offset": self.offset,
-            "excerpt": self.excerpt,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Timing:
-    """How long one answer took, in seconds from sending the request."""
-
-    response: float | None
-    """Until the status line and headers."""
-    first_byte: float | None
-    first_event: float | None
-    """Until the first data event (comments do not count)."""
-    max_gap: float | None
-    """The longest wait between two data events."""
-    total: float
-    bytes: int
-    events: int
-    """Data events, ``[DONE]`` included."""
-    comments: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """As JSON-serialisable data."""
-        return {
-            "response": self.response,
-            "first_byte": self.first_byte,
-            "first_event": self.first_event,
-            "max_gap": self.max_gap,
-            "total": self.total,
-            "bytes": self.bytes,
-            "events": self.events,
-            "comments": self.comments,
-        }
-
-
-def timing_of(recording: Recording) -> Timing:
-    """The figures of one answer."""
-    events, comments = _events(recording) if recording.stream else ([], 0)
-    times = [event.t for event in events]
-    gaps = [b - a for a, b in itertools.pairwise(times)]
-    return Timing(
-        response=None if recording.response is None else recording.response.t,
-        first_byte=recording.chunks[0].t if recording.chunks else None,
-        first_event=times[0] if times else None,
-        max_gap=round(max(gaps), 6) if gaps else None,
-        total=recording.ended.t,
-        bytes=len(recording.body),
-        events=len(times),
-        comments=comments,
-    )
+__all__ = ["check_probe"]
 
 
 def check_probe(
@@ -209,107 +37,6 @@ def check_probe(
     if nonstream is not None:
         judge.not_streamed(nonstream)
     return judge.findings
-
-
-# -- reading a streamed body --------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Event:
-    offset: int
-    """Where the event's first field line starts."""
-    end: int
-    """Where the line that dispatched it ends."""
-    t: float
-    """When the bytes that dispatched it arrived."""
-    event: str
-    data: str
-
-
-def _events(recording: Recording) -> tuple[list[_Event], int]:
-    """The data events of a streamed body, located in bytes and time, and the comment count."""
-    if not recording.chunks:
-        return [], 0
-    decoder = SSEDecoder()
-    ends = list(itertools.accumulate(len(chunk.data) for chunk in recording.chunks))
-    times = [chunk.t for chunk in recording.chunks]
-    events: list[_Event] = []
-    first: int | None = None  # where the event being read started
-    body = recording.body
-    for start, line in _lines(body):
-        blank = not line.strip(b"\r\n")
-        if first is None and not blank and not line.startswith(b":"):
-            first = start
-        stop = start + len(line)
-        at = times[min(bisect.bisect_left(ends, stop), len(times) - 1)]
-        try:
-            dispatched = decoder.feed(line)
-        except SSELimitError as exc:
-            # The rest cannot be decoded: the size check reports it, from how it ended.
-            dispatched = exc.events
-            stop = len(body)
-        for event in dispatched:
-            events.append(
-                _Event(start if first is None else first, stop, at, event.event, event.data)
-            )
-        if stop == len(body):
-            break
-        if blank:
-            first = None
-    decoder.close()
-    return events, decoder.comments
-
-
-class _Reading:
-    """A streamed body fed to the reference line by line: every finding and release located,
-    every event's payload parsed once."""
-
-    def __init__(self, recording: Recording, profile: Literal["strict", "lenient"]) -> None:
-        body = recording.body
-        tools = parse_tools(recording.request.body.get("tools") or [])
-        assembler = Assembler(tools, profile=profile)
-        lenient = Assembler(tools) if profile == "strict" else None
-        self.events, self.comments = _events(recording)
-        self.payloads = [_json(event.data) for event in self.events]
-        self.located: dict[tuple[str, int | None, int | None], tuple[int, str]] = {}
-        self.released: dict[tuple[int, int], int] = {}
-        self.results: list[CallResult] = []
-        self.lenient_results: list[CallResult] = []
-        dispatched = 0  # events dispatched by the lines fed so far
-        for start, line in _lines(body):
-            stop = start + len(line)
-            while dispatched < len(self.events) and self.events[dispatched].end <= stop:
-                dispatched += 1
-            released = assembler.feed(line)
-            for result in released:
-                self.released[(result.choice, result.index)] = start
-            self.results += released
-            if lenient is not None:
-                self.lenient_results += lenient.feed(line)
-            if dispatched:
-                last = self.events[dispatched - 1]
-                self._locate(assembler, last.offset, last.data)
-            else:
-                self._locate(assembler, start, line.decode("utf-8", "replace"))
-        self.results += assembler.close()
-        self._locate(assembler, len(body), body[-120:].decode("utf-8", "replace"))
-        self.lenient_results = (
-            self.lenient_results + lenient.close() if lenient is not None else self.results
-        )
-        self.findings = assembler.findings
-        self.failure = assembler.failure
-
-    def _locate(self, assembler: Assembler, offset: int, excerpt: str) -> None:
-        for finding in assembler.findings:
-            self.located.setdefault(
-                (finding.quirk, finding.choice, finding.index), (offset, excerpt)
-            )
-
-
-def _lines(body: bytes) -> Iterator[tuple[int, bytes]]:
-    """Each line of ``body`` with its offset, line ending included."""
-    for start, stop in line_spans(body):
-        yield start, body[start:stop]
 
 
 # -- judging ------------------------------------------------------------------------------------
@@ -381,7 +108,7 @@ class _Judge:
         )
         options = body.get("stream_options")
         self.wants_usage = isinstance(options, dict) and options.get("include_usage") is True
-        self.lenient_calls: list[CallResult] = []
+        self.lenient_calls: Sequence[CallResult] = ()
         self.comparable = False
         """The streamed answer ended properly, so the non-streaming one can be compared."""
 
@@ -403,13 +130,13 @@ class _Judge:
                 check,
                 severity,
                 title,
-                _writable(detail),
+                writable(detail),
                 recording.probe,
                 recording.repeat,
                 stream,
                 quirk,
                 offset,
-                None if excerpt is None else _writable(_clip(excerpt)),
+                None if excerpt is None else writable(clip(excerpt)),
             )
         )
 
@@ -423,8 +150,8 @@ class _Judge:
         recording = self.recording
         if not self._answered(recording, stream=True):
             return
-        content_type = _content_type(recording)
-        reading = _Reading(recording, self.profile)
+        content_type = content_type_of(recording)
+        reading = read_stream(recording, self.profile)
         self.lenient_calls = reading.lenient_results
         if not content_type.startswith("text/event-stream"):
             self.add(
@@ -475,7 +202,7 @@ class _Judge:
                 "http_status",
                 "error",
                 f"the route answered {status}",
-                _error_message(body) or "no body",
+                error_message(body) or "no body",
                 stream=stream,
                 offset=0,
                 excerpt=body,
@@ -492,7 +219,7 @@ class _Judge:
             return False
         return True
 
-    def _wire(self, reading: _Reading) -> bool:
+    def _wire(self, reading: StreamReading) -> bool:
         """The stream's own errors, and what stopped the reference reading it; True when either
         did, so the answer is not whole and cannot be judged as one."""
         pairs = list(zip(reading.events, reading.payloads, strict=True))
@@ -524,7 +251,7 @@ class _Judge:
             return True
         return False
 
-    def _stream_error(self, reading: _Reading, event: _Event, where: str) -> None:
+    def _stream_error(self, reading: StreamReading, event: DataEvent, where: str) -> None:
         self.add(
             "stream_error",
             "error",
@@ -535,7 +262,7 @@ class _Judge:
             excerpt=event.data,
         )
 
-    def _quirks(self, reading: _Reading, aborted: bool) -> None:
+    def _quirks(self, reading: StreamReading, aborted: bool) -> None:
         for finding in reading.findings:
             quirk = finding.quirk
             if quirk == "openai-chat/C16" and self.named is not None:
@@ -569,7 +296,7 @@ class _Judge:
                 excerpt=excerpt,
             )
 
-    def _rejections(self, reading: _Reading, aborted: bool) -> None:
+    def _rejections(self, reading: StreamReading, aborted: bool) -> None:
         recorded = {(f.quirk, f.choice, f.index) for f in reading.findings}
         for result in reading.results:
             if result.ready:
@@ -654,7 +381,7 @@ class _Judge:
                 offset=offset,
                 excerpt=excerpt,
             )
-        elif _looks_cut(text) and self.limited:
+        elif looks_cut(text) and self.limited:
             self.add(
                 "finish_reason",
                 "error",
@@ -665,7 +392,7 @@ class _Judge:
                 offset=offset,
                 excerpt=excerpt,
             )
-        elif _looks_cut(text):
+        elif looks_cut(text):
             self.add(
                 "arguments_json",
                 "error",
@@ -685,11 +412,11 @@ class _Judge:
                 excerpt=excerpt,
             )
 
-    def _finishes(self, reading: _Reading) -> None:
+    def _finishes(self, reading: StreamReading) -> None:
         finishes: dict[int, str] = {}
         calls: dict[int, int] = {}
         for payload in reading.payloads:
-            for entry in _choices(payload):
+            for entry in choices_of(payload):
                 reason = entry.get("finish_reason")
                 number = entry.get("index", 0)
                 if isinstance(reason, str) and reason and isinstance(number, int):
@@ -712,7 +439,7 @@ class _Judge:
                     f"choice {choice} finished with {reason}",
                 )
 
-    def _usage(self, reading: _Reading) -> None:
+    def _usage(self, reading: StreamReading) -> None:
         if not self.wants_usage:
             return
         usage = None
@@ -791,7 +518,7 @@ class _Judge:
                 offset=len(recording.body),
             )
 
-    def _progress(self, recording: Recording, reading: _Reading) -> None:
+    def _progress(self, recording: Recording, reading: StreamReading) -> None:
         ended = recording.ended
         limit = recording.context.get("timeout")
         self._too_large(recording, stream=True)
@@ -832,7 +559,7 @@ class _Judge:
         if recording.ended.how == "too-large":
             self._too_large(recording, stream=False)
             return
-        content_type = _content_type(recording)
+        content_type = content_type_of(recording)
         if not content_type.startswith("application/json"):
             self.add(
                 "content_type",
@@ -841,8 +568,8 @@ class _Judge:
                 f"content type {content_type or 'missing'!r}",
                 stream=False,
             )
-        completion = _json(recording.body.decode("utf-8", "replace"))
-        message = _message(completion)
+        completion = parse_json(recording.body.decode("utf-8", "replace"))
+        message = message_of(completion)
         if message is None:
             self.add(
                 "stream_matches",
@@ -855,10 +582,10 @@ class _Judge:
             )
             return
         finish = completion["choices"][0].get("finish_reason")
-        calls = [_plain_call(entry) for entry in message.get("tool_calls") or ()]
+        calls = [plain_call(entry) for entry in message.get("tool_calls") or ()]
         for n, (_, text) in enumerate(calls):
-            if _json(text, default=_BAD) is _BAD and finish in _COMPLETING:
-                cut = _looks_cut(text)
+            if parse_json(text, default=NOT_JSON) is NOT_JSON and finish in _COMPLETING:
+                cut = looks_cut(text)
                 self.add(
                     "finish_reason" if cut and self.limited else "arguments_json",
                     "error",
@@ -893,94 +620,13 @@ class _Judge:
                     f"call {n}: {result.name!r} streamed, {name!r} not streamed",
                     stream=False,
                 )
-            elif result.ready and result.arguments != _json(text, default=_BAD):
+            elif result.ready and result.arguments != parse_json(text, default=NOT_JSON):
                 self.add(
                     "stream_matches",
                     "error",
                     "a call's arguments differ with and without streaming",
-                    f"call {n}: {_clip(result.arguments_text, 60)} streamed, "
-                    f"{_clip(text, 60)} not streamed",
+                    f"call {n}: {clip(result.arguments_text, 60)} streamed, "
+                    f"{clip(text, 60)} not streamed",
                     stream=False,
                     excerpt=text,
                 )
-
-
-# -- small helpers ------------------------------------------------------------------------------
-
-_BAD: Any = object()
-
-
-def _json(text: str, default: Any = None) -> Any:
-    """``text`` parsed, or ``default`` when it is not JSON or cannot be held (nested too deep,
-    an integer too long to convert)."""
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return default
-
-
-def _choices(payload: Any) -> list[dict[str, Any]]:
-    choices = payload.get("choices") if isinstance(payload, dict) else None
-    return [c for c in choices if isinstance(c, dict)] if isinstance(choices, list) else []
-
-
-def _message(completion: Any) -> dict[str, Any] | None:
-    choices = completion.get("choices") if isinstance(completion, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return None
-    message = choices[0].get("message")
-    return message if isinstance(message, dict) else None
-
-
-def _plain_call(entry: Any) -> tuple[str | None, str]:
-    function = entry.get("function") if isinstance(entry, dict) else None
-    if not isinstance(function, dict):
-        return None, ""
-    arguments = function.get("arguments")
-    if not isinstance(arguments, str):
-        arguments = json.dumps(arguments, ensure_ascii=False)
-    name = function.get("name")
-    return (name if isinstance(name, str) else None), arguments
-
-
-def _content_type(recording: Recording) -> str:
-    response = recording.response
-    return "" if response is None else response.headers.get("content-type", "").strip().lower()
-
-
-def _looks_cut(text: str) -> bool:
-    """True when ``text`` reads as JSON cut short: unclosed brackets, or a string left open."""
-    try:
-        json.loads(text)
-    except RecursionError:
-        return False
-    except json.JSONDecodeError as exc:
-        return (
-            exc.pos >= len(text)
-            or exc.msg.startswith("Unterminated string")
-            or (closing_brackets(text) is not None)
-        )
-    return False
-
-
-def _error_message(body: str) -> str:
-    payload = _json(body)
-    error = payload.get("error") if isinstance(payload, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return str(error["message"])
-    if isinstance(error, str):
-        return error
-    return _clip(body, 200) if body else ""
-
-
-def _writable(text: str) -> str:
-    """``text`` with any lone surrogate (a stream's ``\\ud800``, decoded) written as its
-    escape: no UTF-8 writer could write it."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _clip(text: str, limit: int = 240) -> str:
-    if len(text) <= limit:
-        return text
-    head = limit // 3
-    return f"{text[:head]} … {text[len(text) - (limit - head) :]}"
