@@ -15,15 +15,31 @@ Severity. ``error``: under the profile, the route breaks the contract or loses c
 every deviation from OpenAI's documented behaviour; lenient: what a lenient assembler cannot
 mend). ``warning``: a deviation the lenient profile mends, recorded. ``info``: nothing wrong
 with the route, but something a person should know (a probe the model did not exercise).
+
+The parts:
+
+- ``findings`` — the route checks a certificate lists (``ROUTE_CHECKS``), and
+  :class:`RouteFinding`;
+- ``reading`` — a streamed body's events, and its reading by the reference;
+- ``timing`` — how long an answer took (:class:`Timing`);
+- ``answer`` — what a check reads: an answer read once, what the probe asked for, and the gates
+  (how far the answer got) a check may need;
+- ``transport``, ``quirks``, ``calls``, ``progress``, ``finishes``, ``comparison`` — the checks,
+  each a function of an answer that returns its findings;
+- ``table`` — the checks in the order they run, each with its gate and the route checks it
+  reports, and :func:`check_probe`.
 """
 
 from .findings import ROUTE_CHECKS, SEVERITIES, RouteCheck, RouteFinding, Severity
-from .judging import check_probe
+from .table import NONSTREAM_CHECKS, STREAM_CHECKS, AnswerCheck, check_probe
 from .timing import Timing, timing_of
 
 __all__ = [
+    "NONSTREAM_CHECKS",
     "ROUTE_CHECKS",
     "SEVERITIES",
+    "STREAM_CHECKS",
+    "AnswerCheck",
     "RouteCheck",
     "RouteFinding",
     "Severity",

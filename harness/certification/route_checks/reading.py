@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -96,9 +96,12 @@ class StreamReading:
     """The calls as a lenient assembler releases them: what the route meant to call."""
     failure: str | None
     """Why the reference could not read the stream to its end, if it could not."""
+    error: tuple[int, DataEvent] | None
+    """The first event that carries an error (an ``error`` event, or an error payload), and
+    its number, from 1."""
 
 
-NOT_READ = StreamReading((), (), 0, (), {}, {}, (), (), None)
+NOT_READ = StreamReading((), (), 0, (), {}, {}, (), (), None, None)
 """The reading of a body that is not an answer to judge: nothing in it is read."""
 
 
@@ -137,9 +140,10 @@ def read_stream(recording: Recording, profile: Profile) -> StreamReading:
             locate(start, line.decode("utf-8", "replace"))
     results += assembler.close()
     locate(len(body), body[-120:].decode("utf-8", "replace"))
+    payloads = tuple(parse_json(event.data) for event in events)
     return StreamReading(
         events=tuple(events),
-        payloads=tuple(parse_json(event.data) for event in events),
+        payloads=payloads,
         comments=comments,
         findings=tuple(assembler.findings),
         located=located,
@@ -149,7 +153,19 @@ def read_stream(recording: Recording, profile: Profile) -> StreamReading:
             lenient_results + lenient.close() if lenient is not None else results
         ),
         failure=assembler.failure,
+        error=_first_error(events, payloads),
     )
+
+
+def _first_error(
+    events: Sequence[DataEvent], payloads: Sequence[Any]
+) -> tuple[int, DataEvent] | None:
+    for number, (event, payload) in enumerate(zip(events, payloads, strict=True), 1):
+        if event.event == "error" or (
+            isinstance(payload, dict) and (payload.get("error") or payload.get("object") == "error")
+        ):
+            return number, event
+    return None
 
 
 def _lines(body: bytes) -> Iterator[tuple[int, bytes]]:
