@@ -9,11 +9,15 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from callstream.certification import ROUTE_CHECKS, load_probes
-from callstream.certification.route_checks import NONSTREAM_CHECKS, STREAM_CHECKS, AnswerCheck
+from callstream.certification.route_checks import (
+    NONSTREAM_CHECKS,
+    STREAM_CHECKS,
+    AnswerCheck,
+    Profile,
+)
 from callstream.certification.route_checks.answer import (
     Answer,
     Asked,
-    Profile,
     read_completion,
     read_streamed,
     twin_of,

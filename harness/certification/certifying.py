@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
@@ -49,11 +49,10 @@ from ..scrub import Scrubber, secrets_of_url
 from .certificate import Certificate, ProbeRun
 from .probes import Probe
 from .recorder import DEFAULT_LIMITS, MAX_BYTES, Limits, Recorder, utc_now
-from .route_checks import RouteFinding, check_probe, timing_of
+from .route_checks import Profile, RouteFinding, check_probe, timing_of
 
 __all__ = ["MAX_BYTES", "Limits", "Target", "certify", "replay"]
 
-Profile = Literal["strict", "lenient"]
 _REFUSING = {
     401: "refused the credentials",
     403: "refused the credentials",

@@ -30,7 +30,7 @@ The parts:
   reports, and :func:`check_probe`.
 """
 
-from .findings import ROUTE_CHECKS, SEVERITIES, RouteCheck, RouteFinding, Severity
+from .findings import ROUTE_CHECKS, SEVERITIES, Profile, RouteCheck, RouteFinding, Severity
 from .table import NONSTREAM_CHECKS, STREAM_CHECKS, AnswerCheck, check_probe
 from .timing import Timing, timing_of
 
@@ -40,6 +40,7 @@ __all__ = [
     "SEVERITIES",
     "STREAM_CHECKS",
     "AnswerCheck",
+    "Profile",
     "RouteCheck",
     "RouteFinding",
     "Severity",

@@ -12,20 +12,19 @@ here, from the answer alone: no check depends on another having run.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from callstream.reference import CallResult
 
 from ...corpus.cassette import Recording
 from ._text import clip, message_of, parse_json, writable
-from .findings import RouteFinding, Severity
+from .findings import Profile, RouteFinding, Severity
 from .reading import NOT_READ, StreamReading, read_stream
 
 __all__ = [
     "Answer",
     "Asked",
     "CompletionAnswer",
-    "Profile",
     "StreamAnswer",
     "a_completion",
     "aborted",
@@ -40,7 +39,6 @@ __all__ = [
     "within_size",
 ]
 
-Profile = Literal["strict", "lenient"]
 _ABORTED = frozenset(
     {"idle", "deadline", "too-large", "encoded", "error", "no-connection", "no-response"}
 )

@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["ROUTE_CHECKS", "SEVERITIES", "RouteCheck", "RouteFinding", "Severity"]
+__all__ = ["ROUTE_CHECKS", "SEVERITIES", "Profile", "RouteCheck", "RouteFinding", "Severity"]
 
+Profile = Literal["strict", "lenient"]
+"""The profile a route is judged under: what is an error, and what only a warning."""
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 """Worst first: the order a certificate lists findings in."""

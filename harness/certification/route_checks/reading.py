@@ -8,7 +8,7 @@ import bisect
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from callstream.reference import Assembler, CallResult, Finding, SSEDecoder, SSELimitError
 
@@ -16,10 +16,9 @@ from ...core.case import line_spans
 from ...core.tools import parse_tools
 from ...corpus.cassette import Recording
 from ._text import parse_json
+from .findings import Profile
 
 __all__ = ["NOT_READ", "DataEvent", "StreamReading", "events_of", "read_stream"]
-
-Profile = Literal["strict", "lenient"]
 
 
 @dataclass(frozen=True, slots=True)

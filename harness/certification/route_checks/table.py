@@ -18,7 +18,6 @@ from .answer import (
     Answer,
     Asked,
     CompletionAnswer,
-    Profile,
     StreamAnswer,
     a_completion,
     always,
@@ -33,7 +32,7 @@ from .answer import (
 )
 from .calls import calls_made, rejected_calls
 from .comparison import completion_arguments, not_a_completion, same_calls
-from .findings import RouteFinding
+from .findings import Profile, RouteFinding
 from .finishes import finishes, usage
 from .progress import cut_short, too_large
 from .quirks import QUIRK_CHECKS, quirks
