@@ -96,8 +96,8 @@ class StreamReading:
     failure: str | None
     """Why the reference could not read the stream to its end, if it could not."""
     error: tuple[int, DataEvent] | None
-    """The first event that carries an error (an ``error`` event, or an error payload), and
-    its number, from 1."""
+    """The number (from 1) and the event of the first event that carries an error: an
+    ``error`` event, or an error payload."""
 
 
 NOT_READ = StreamReading((), (), 0, (), {}, {}, (), (), None, None)
