@@ -3,7 +3,8 @@ records each answer as a cassette, checks it and writes a certificate; ``callstr
 checks the cassettes again offline. Needs the ``serve`` extra (httpx).
 
 - ``probes`` — the requests sent, loaded from data files;
-- ``route_checks`` — what one run of a probe says about the route;
+- ``recorder`` — one answer recorded as it arrives, bounded and scrubbed;
+- ``route_checks`` — what one run of a probe says about the route: the checks, as a table;
 - ``certificate`` — every finding across the runs, flakiness, the verdict, the files written;
 - ``certifying`` — :func:`certify` and :func:`replay`.
 """

@@ -4,7 +4,8 @@ re-check its cassettes offline.
 Theory of operation. :func:`certify` sends each probe (``callstream.certification.probes``)
 ``repeat`` times through httpx, streaming, and, for the probes that compare, once more without
 streaming. Each answer is read as it arrives and recorded chunk by chunk with its time
-(:class:`~callstream.corpus.cassette.Recording`). The route is not trusted, so every answer is
+(``recorder``: a :class:`~callstream.corpus.cassette.Recording`). The route is not trusted, so
+every answer is
 bounded (:class:`Limits`) and the clock is ours: the connection must be made and the response start
 within ``timeout`` seconds, a data event must come at least every ``timeout`` seconds
 (keep-alive comments are not progress), and the whole answer, headers included, must end within
@@ -28,27 +29,16 @@ judges them again with the same checks, so the same cassettes give the same find
 
 from __future__ import annotations
 
-import contextlib
-import itertools
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
-from callstream.reference import SSEDecoder, SSELimitError
-
 from ..corpus.cassette import (
     SUFFIX,
-    Chunk,
-    Ended,
-    RecordedRequest,
-    RecordedResponse,
     Recording,
     load_cassette,
     write_cassette,
@@ -58,33 +48,17 @@ from ..reports import callstream_version
 from ..scrub import Scrubber, secrets_of_url
 from .certificate import Certificate, ProbeRun
 from .probes import Probe
-from .route_checks import RouteFinding, check_probe, timing_of
+from .recorder import DEFAULT_LIMITS, MAX_BYTES, Limits, Recorder, utc_now
+from .route_checks import Profile, RouteFinding, check_probe, timing_of
 
 __all__ = ["MAX_BYTES", "Limits", "Target", "certify", "replay"]
 
-Profile = Literal["strict", "lenient"]
 _REFUSING = {
     401: "refused the credentials",
     403: "refused the credentials",
     404: "has no such path",
 }
 """Statuses that every further probe would get too: stop there."""
-MAX_BYTES = 4 << 20
-"""The most bytes of one answer read by default: a hundred times a long answer, and half the
-longest line the SSE decoder takes."""
-_IDENTITY = ("", "identity")
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """How long and how much of one answer is waited for and read."""
-
-    timeout: float = 30.0
-    """Seconds to connect, to the response, and between two data events."""
-    deadline: float = 120.0
-    """Seconds for the whole answer, from sending the request to its last byte."""
-    max_bytes: int = MAX_BYTES
-    """Bytes of the body read at most."""
 
 
 class Target:
@@ -117,7 +91,7 @@ def certify(
     *,
     profile: Profile = "lenient",
     repeat: int = 1,
-    limits: Limits = Limits(),
+    limits: Limits = DEFAULT_LIMITS,
     out: Path,
     progress: Callable[[str], None] | None = None,
 ) -> Certificate:
@@ -134,7 +108,7 @@ def certify(
     shown_url = scrubber.url(target.base_url)
     context = {
         "callstream": callstream_version(),
-        "session": _now(),
+        "session": utc_now(),
         "route": {"base_url": shown_url, "model": target.model},
         "profile": profile,
         "timeout": limits.timeout,
@@ -151,7 +125,7 @@ def certify(
     runs: list[ProbeRun] = []
     skipped: list[tuple[str, str]] = []
     stop: str | None = None
-    recorder = _Recorder(target.endpoint, headers, scrubber, context, limits)
+    recorder = Recorder(target.endpoint, headers, scrubber, context, limits)
     timeouts = httpx.Timeout(limits.timeout, connect=min(limits.timeout, limits.deadline))
     # No connection is kept alive: each answer's connection is its own, watched from its
     # start, and one abandoned in the middle of a response never delays the next.
@@ -238,196 +212,6 @@ def replay(
 # -- recording ----------------------------------------------------------------------------------
 
 
-class _Recorder:
-    """Sends probe requests and records the answers, bounded and scrubbed."""
-
-    def __init__(
-        self,
-        endpoint: str,
-        headers: Mapping[str, str],
-        scrubber: Scrubber,
-        context: Mapping[str, Any],
-        limits: Limits,
-    ) -> None:
-        self.endpoint = endpoint
-        self.headers = headers
-        self.scrubber = scrubber
-        self.context = context
-        self.limits = limits
-
-    def record(self, client: httpx.Client, probe: Probe, number: int, *, stream: bool) -> Recording:
-        """Send one request of ``probe`` and record its answer, as it arrives, until it ends or
-        is abandoned."""
-        body = probe.body(str(self.context["route"]["model"]), stream=stream)
-        headers = {**self.headers, "accept": "text/event-stream" if stream else "application/json"}
-        recorded = _now()
-        clock = time.monotonic()
-
-        def now() -> float:
-            return round(time.monotonic() - clock, 6)
-
-        chunks: list[Chunk] = []
-        response: RecordedResponse | None = None
-        watchdog = _Watchdog(self.limits.deadline)
-        try:
-            with (
-                watchdog,
-                client.stream(
-                    "POST",
-                    self.endpoint,
-                    headers=headers,
-                    json=body,
-                    extensions={"trace": watchdog.trace},
-                ) as answer,
-            ):
-                response = RecordedResponse(
-                    answer.status_code, self.scrubber.headers(answer.headers), now()
-                )
-                ended = self._read(answer, chunks, now, watchdog, stream=stream)
-        except httpx.HTTPError as exc:
-            ended = self._failed(exc, now(), watchdog.fired, answered=response is not None)
-        return Recording(
-            probe=probe.name,
-            title=probe.title,
-            repeat=number,
-            stream=stream,
-            calls=probe.calls,
-            request=RecordedRequest(
-                "POST", self.scrubber.url(self.endpoint), self.scrubber.headers(headers), body
-            ),
-            response=response,
-            chunks=_masked(chunks, self.scrubber),
-            ended=ended,
-            context={**self.context, "recorded": recorded},
-        )
-
-    def _read(
-        self,
-        answer: httpx.Response,
-        chunks: list[Chunk],
-        now: Callable[[], float],
-        watchdog: _Watchdog,
-        *,
-        stream: bool,
-    ) -> Ended:
-        """Read the body chunk by chunk, as sent (never decoded), abandoning it when it stops
-        making progress or passes a limit."""
-        limits = self.limits
-        encoding = answer.headers.get("content-encoding", "").strip().lower()
-        if encoding not in _IDENTITY:
-            return Ended(
-                "encoded",
-                now(),
-                f"the body came {encoding[:40]}-encoded although identity was asked for; "
-                "it was not read",
-            )
-        events = SSEDecoder() if stream else None
-        progressed = 0.0  # when the last data event (or, not streaming, any byte) came
-        received = 0
-        for data in answer.iter_raw():
-            t = now()
-            room = limits.max_bytes - received
-            if len(data) > room:
-                if room:
-                    chunks.append(Chunk(t, data[:room]))
-                return Ended(
-                    "too-large",
-                    t,
-                    f"the answer passed {limits.max_bytes} bytes (--max-bytes); reading stopped",
-                )
-            chunks.append(Chunk(t, data))
-            received += len(data)
-            try:
-                if events is None or events.feed(data):
-                    progressed = t
-            except SSELimitError as exc:
-                return Ended("too-large", t, f"{exc}; reading stopped")
-            if t > limits.deadline:
-                return Ended("deadline", t, f"the response took longer than {limits.deadline} s")
-            if t - progressed > limits.timeout:
-                return Ended(
-                    "idle",
-                    t,
-                    f"no data event for {t - progressed:.2f} s (timeout {limits.timeout} s)",
-                )
-        if watchdog.fired:  # a body read to the connection's end: the watchdog ended it
-            return Ended("deadline", now(), f"the response took longer than {limits.deadline} s")
-        return Ended("eof", now())
-
-    def _failed(self, exc: httpx.HTTPError, t: float, late: bool, *, answered: bool) -> Ended:
-        """How an answer ended that httpx gave up on (or the watchdog cut)."""
-        described = self._describe(exc)
-        if late:
-            return Ended(
-                "deadline",
-                t,
-                f"the response took longer than {self.limits.deadline} s ({described})",
-            )
-        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.UnsupportedProtocol):
-            return Ended("no-connection", t, described)
-        if isinstance(exc, httpx.TimeoutException):
-            return Ended(
-                "idle" if answered else "no-response",
-                t,
-                f"{described} (timeout {self.limits.timeout} s)",
-            )
-        return Ended("error", t, described)
-
-    def _describe(self, exc: Exception) -> str:
-        return self.scrubber.text(f"{type(exc).__name__}: {exc}".rstrip(": "))
-
-
-class _Watchdog:
-    """Shuts an answer's connection down when its deadline passes, so that a read blocked on a
-    route that trickles its bytes (or its headers) ends then: the read timeout alone restarts
-    with every byte. Learns the connection from httpcore's ``trace`` extension."""
-
-    def __init__(self, deadline: float) -> None:
-        self.fired = False
-        self._sockets: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(deadline, self._fire)
-        self._timer.daemon = True
-
-    def trace(self, event: str, info: Mapping[str, Any]) -> None:
-        """The ``trace`` extension: note the socket of each connection made."""
-        if event.endswith((".connect_tcp.complete", ".start_tls.complete")):
-            sock = info["return_value"].get_extra_info("socket")
-            with self._lock:
-                if sock is not None:
-                    self._sockets.append(sock)
-                if self.fired:
-                    self._shut()
-
-    def __enter__(self) -> _Watchdog:
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._timer.cancel()
-
-    def _fire(self) -> None:
-        with self._lock:
-            self.fired = True
-            self._shut()
-
-    def _shut(self) -> None:
-        for sock in self._sockets:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-
-def _masked(chunks: list[Chunk], scrubber: Scrubber) -> tuple[Chunk, ...]:
-    """The chunks with every secret masked, even one cut in two by a chunk boundary."""
-    body = scrubber.stream(b"".join(chunk.data for chunk in chunks))
-    ends = itertools.accumulate(len(chunk.data) for chunk in chunks)
-    starts = itertools.chain([0], itertools.accumulate(len(chunk.data) for chunk in chunks))
-    return tuple(
-        Chunk(chunk.t, body[start:end])
-        for chunk, start, end in zip(chunks, starts, ends, strict=False)
-    )
-
-
 def _stopper(stream: Recording) -> str | None:
     """Why no further probe is worth sending, if this answer shows it."""
     if stream.response is None:
@@ -509,7 +293,3 @@ def _cassette_files(paths: Iterable[Path]) -> list[Path]:
 def _recorded(pair: Mapping[bool, tuple[Recording, Path]]) -> str:
     recording = (pair.get(True) or pair[False])[0]
     return str(recording.context.get("recorded", ""))
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
