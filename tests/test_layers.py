@@ -20,6 +20,7 @@ facade, which re-exports everything lazily, stands above them all)::
 from __future__ import annotations
 
 import ast
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,6 +158,22 @@ def cycles() -> list[list[str]]:
         if node not in state:
             visit(node, [node])
     return found
+
+
+def test_every_package_is_shipped() -> None:
+    """Every package of callstream is listed in pyproject.toml, so the wheel carries it (a
+    package left out installs as a missing module)."""
+    listed = set(
+        tomllib.loads((HARNESS.parent / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"][
+            "packages"
+        ]
+    )
+    packages = {
+        name
+        for name, path in CALLSTREAM.items()
+        if path.name == "__init__.py" and name.partition(".")[0] == "callstream"
+    }
+    assert sorted(packages - listed) == []
 
 
 def test_every_module_has_a_layer() -> None:
