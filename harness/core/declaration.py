@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from callstream.reference import PROFILES as REFERENCE_PROFILES
+
 from ..errors import UsageError
 from .dialects import DIALECTS
 from .spec import Scenario
@@ -26,7 +28,9 @@ __all__ = [
     "declaration_problems",
 ]
 
-PROFILES = ("lenient", "strict")
+PROFILES: tuple[str, ...] = tuple(sorted(REFERENCE_PROFILES))
+"""The profiles of the reference (research/wire_formats.md §8), lenient first: the order a
+scenario runs them in and reports list them."""
 
 OBSERVABLES: dict[str, str] = {
     "incremental": "feed() may release a result before close(), so release timing is observable",
