@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from .._calls import CallBook
+from .anthropic_messages import AnthropicMessages
 from .openai_chat import OpenAIChat
 
 __all__ = ["DIALECTS", "Dialect"]
@@ -34,4 +35,7 @@ class DialectFactory(Protocol):
     def __call__(self, book: CallBook) -> Dialect: ...
 
 
-DIALECTS: dict[str, DialectFactory] = {"openai-chat": OpenAIChat}
+DIALECTS: dict[str, DialectFactory] = {
+    "openai-chat": OpenAIChat,
+    "anthropic-messages": AnthropicMessages,
+}
