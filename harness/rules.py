@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import NewType
 
 __all__ = [
+    "ANTHROPIC_MESSAGES_QUIRKS",
     "BEYOND_THE_CONTRACT",
     "OPENAI_CHAT_QUIRKS",
     "RULES",
@@ -103,6 +104,20 @@ OPENAI_CHAT_QUIRKS: tuple[QuirkId, ...] = tuple(
 )
 """§7's T1–T12 and C1–C33, and C34 (two distinct calls of one choice share an id), which the
 reference's quirk table adds with its sources (``callstream.reference.QUIRKS``)."""
+
+
+ANTHROPIC_MESSAGES_QUIRKS: tuple[QuirkId, ...] = tuple(
+    quirk_id("anthropic-messages", code)
+    for code in (
+        *(f"T{n}" for n in range(1, 13)),
+        *("C1", "C7", "C14", "C24"),
+        *(f"A{n}" for n in range(1, 7)),
+    )
+)
+"""§7's transport quirks T1–T12, the id and index quirks C1, C7, C14 and C24 as Anthropic
+streams show them (a missing block index, a tool_use without id, an index gap, no
+message_stop), A1–A5, and A6 (a tool_use input sent whole in content_block_start), which the
+reference's quirk table adds with its sources (docs/rules.md, Anthropic quirks)."""
 
 
 def rule_ids(*ids: str) -> tuple[RuleId, ...]:

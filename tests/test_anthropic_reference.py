@@ -170,7 +170,10 @@ def test_a_call_complete_at_its_stop_survives_a_later_truncation() -> None:
 
 def test_an_error_event_fails_open_calls_by_error_type() -> None:
     """aibridge's stream_error capture: error after a block started, no message_stop (A2)."""
-    error = '{"type": "error", "error": {"details": null, "type": "overloaded_error", "message": "Overloaded"}}   '
+    error = (
+        '{"type": "error", "error": {"details": null, "type": "overloaded_error", '
+        '"message": "Overloaded"}}   '
+    )
     data = sse(START, tool_start(0), part(0, '{"ci')) + f"event: error\ndata: {error}\n\n".encode()
     _, results = run(data)
     assert [(r.status, r.reason) for r in results] == [("rejected", "stream_error")]

@@ -338,11 +338,11 @@ class AnthropicMessages:
         slot = block.slot
         assert slot is not None
         block.open = False
-        if slot.final:
-            return
         start = block.start_input
         if isinstance(start, dict) and start:
             self._book.deviation("A6", "tool_use input sent whole in content_block_start", slot)
+        if slot.final:
+            return
         if not block.streamed:
             self._book.append(slot, _input_text(start))
             self._book.complete(slot)

@@ -2,6 +2,7 @@
 
 - ``openai_chat`` — OpenAI Chat Completions (``chat.completion.chunk``, ``finish_reason``,
   ``data: [DONE]``).
+- ``anthropic_messages`` — Anthropic Messages (``content_block_start`` … ``message_stop``).
 
 Adding a dialect is adding a package here (its events and its expectation) and its entry in
 :data:`DIALECTS`, then its parts in the layers above.
@@ -13,6 +14,7 @@ from collections.abc import Iterable
 
 from ...errors import UsageError
 from ...rules import RULES, RuleId
+from .anthropic_messages import ANTHROPIC_MESSAGES
 from .base import Dialect, literal_event
 from .openai_chat import OPENAI_CHAT
 
@@ -26,7 +28,10 @@ __all__ = [
     "not_certifiable",
 ]
 
-DIALECTS: dict[str, Dialect] = {OPENAI_CHAT.name: OPENAI_CHAT}
+DIALECTS: dict[str, Dialect] = {
+    OPENAI_CHAT.name: OPENAI_CHAT,
+    ANTHROPIC_MESSAGES.name: ANTHROPIC_MESSAGES,
+}
 """Every dialect the harness renders and predicts."""
 DEFAULT_DIALECT = OPENAI_CHAT.name
 """The dialect of a scenario that names none and sits in no dialect's folder."""

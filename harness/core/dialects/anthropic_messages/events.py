@@ -1,0 +1,204 @@
+"""The ``anthropic-messages`` dialect's events: a planned StreamSpec as the Messages stream
+(research/wire_formats.md §4.1, the prism capture of §4.2).
+
+A plan is sent as ``message_start``, a ``ping`` (``noise.role``), a text block (``noise.content``),
+one ``tool_use`` block per call, then ``message_delta`` with the stop reason and usage, then
+``message_stop``. Each tool_use block is ``content_block_start`` (id, name, ``input: {}``), an
+``input_json_delta`` with ``partial_json: ""`` (as the API sends first), one per fragment, then
+``content_block_stop``, the call's per-call boundary (C5).
+
+What of the plan the dialect reads, and how:
+
+- ``index`` is the block index (a gap is quirk C14); ``omit_index`` sends none on the block's
+  events (C1); ``id_policy: omit`` sends a tool_use without id (C7); ``name_policy: omit`` one
+  without name;
+- ``header_arguments`` puts the whole input in ``content_block_start`` *and* streams it (A6);
+  ``arguments_as_value`` puts it there only, streaming nothing;
+- ``schedule``: ``sequential`` blocks one after another, ``interleaved`` blocks open together
+  with their fragments round-robin, ``whole`` each input in one fragment;
+- ``ending.finish`` is the stop reason, OpenAI's names read as Anthropic's (``tool_calls`` →
+  ``tool_use``, or ``end_turn`` without calls; ``stop`` → ``end_turn``; ``length`` →
+  ``max_tokens``; ``content_filter`` → ``refusal``), any other string sent as is; ``None`` sends
+  no ``message_delta``; ``done`` is ``message_stop``; ``error`` sends an ``overloaded_error``
+  event where the last call's ``content_block_stop`` would be, and nothing after (aibridge's
+  ``stream_error`` capture).
+
+Everything else of the plan is openai-chat's and has no meaning here: the expectation refuses it
+(:class:`~callstream.errors.PlanError`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ...spec import CallPlan, StreamSpec
+from ...wire import Event
+
+__all__ = [
+    "ERROR",
+    "MESSAGE",
+    "USAGE",
+    "block_indices",
+    "plan_events",
+    "start_input",
+    "stop_reason",
+]
+
+MESSAGE: Mapping[str, Any] = {
+    "id": "msg_callstream",
+    "type": "message",
+    "role": "assistant",
+    "model": "callstream-model",
+}
+"""The message every plan is rendered into."""
+USAGE: Mapping[str, int] = {"input_tokens": 21, "output_tokens": 34}
+"""The usage a plan reports: input tokens at ``message_start``, output at ``message_delta``."""
+ERROR: Mapping[str, Any] = {
+    "type": "error",
+    "error": {"type": "overloaded_error", "message": "Overloaded"},
+}
+"""The error event of a plan whose ending has an error (research/wire_formats.md §4.1)."""
+_STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "content_filter": "refusal"}
+
+
+def stop_reason(spec: StreamSpec) -> str | None:
+    """The stop reason the plan's ``ending.finish`` is sent as."""
+    finish = spec.ending.finish
+    if finish is None:
+        return None
+    if finish == "tool_calls":
+        return "tool_use" if spec.calls else "end_turn"
+    return _STOP_REASONS.get(finish, finish)
+
+
+def block_indices(spec: StreamSpec) -> list[int]:
+    """The block index each call is sent at: its own ``index``, else the next after the
+    blocks before it (where the reference puts a block that came without one)."""
+    indices: list[int] = []
+    highest = 0 if spec.noise.content is not None else -1
+    for position, plan in enumerate(spec.calls):
+        if plan.index is not None and not plan.omit_index:
+            index = plan.index
+        elif plan.omit_index:
+            index = highest + 1
+        else:
+            index = position + (1 if spec.noise.content is not None else 0)
+        indices.append(index)
+        highest = max(highest, index)
+    return indices
+
+
+def start_input(plan: CallPlan) -> dict[str, Any]:
+    """The ``input`` of a call's ``content_block_start``."""
+    if plan.header_arguments or plan.arguments_as_value:
+        try:
+            value = json.loads(plan.arguments)
+        except ValueError:
+            return {}  # the expectation refuses such a plan
+        return value if isinstance(value, dict) else {}
+    return {}
+
+
+def plan_events(spec: StreamSpec) -> Iterator[Event]:
+    """The events a planned ``spec`` is sent as (see the module's docstring)."""
+    ending = spec.ending
+    message = {
+        **MESSAGE,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": USAGE["input_tokens"], "output_tokens": 1},
+    }
+    yield _event({"type": "message_start", "message": message})
+    if spec.noise.role:
+        yield _event({"type": "ping"})
+    if spec.noise.content is not None:
+        yield _event(_start(0, {"type": "text", "text": ""}))
+        yield _event(_delta(0, {"type": "text_delta", "text": spec.noise.content}))
+        yield _event(_stop(0))
+    indices = block_indices(spec)
+    blocks = [
+        _block_events(plan, number, indices[number], spec.schedule == "whole")
+        for number, plan in enumerate(spec.calls)
+    ]
+    cut_last = ending.error is not None and blocks
+    if spec.schedule == "interleaved":
+        yield from (start for start, _, _ in blocks)
+        queues = [list(deltas) for _, deltas, _ in blocks]
+        while any(queues):
+            for queue in queues:
+                if queue:
+                    yield queue.pop(0)
+        stops = [stop for _, _, stop in blocks]
+        yield from stops[:-1] if cut_last else stops
+    else:
+        for number, (start, deltas, stop) in enumerate(blocks):
+            yield start
+            yield from deltas
+            if not (cut_last and number == len(blocks) - 1):
+                yield stop
+    if ending.error is not None:
+        yield Event(dict(ERROR), "error")
+        return
+    reason = stop_reason(spec)
+    if reason is not None:
+        delta = {"stop_reason": reason, "stop_sequence": None}
+        usage = {"output_tokens": USAGE["output_tokens"]}
+        yield Event(
+            {"type": "message_delta", "delta": delta, "usage": usage},
+            "message_delta",
+            finishes=(0,),
+        )
+    if ending.done:
+        yield _event({"type": "message_stop"})
+
+
+def _block_events(
+    plan: CallPlan, number: int, index: int, whole: bool
+) -> tuple[Event, list[Event], Event]:
+    """A call's tool_use block: its start, its deltas and its stop (the call's boundary)."""
+    block: dict[str, Any] = {"type": "tool_use"}
+    if plan.id is not None and plan.id_policy != "omit":
+        block["id"] = plan.id
+    if plan.name is not None and plan.name_policy != "omit":
+        block["name"] = plan.name
+    block["input"] = start_input(plan)
+    where = None if plan.omit_index else index
+    if plan.arguments_as_value:
+        pieces: list[str] = []
+    elif whole:
+        pieces = ["", plan.arguments] if plan.arguments else [""]
+    else:
+        pieces = ["", *plan.fragments]
+    deltas = [
+        _event(_delta(where, {"type": "input_json_delta", "partial_json": piece}))
+        for piece in pieces
+    ]
+    stop = Event(_stop(where), "content_block_stop", boundaries=(number,))
+    return _event(_start(where, block)), deltas, stop
+
+
+def _start(index: int | None, block: dict[str, Any]) -> dict[str, Any]:
+    return _indexed("content_block_start", index, content_block=block)
+
+
+def _delta(index: int | None, delta: dict[str, Any]) -> dict[str, Any]:
+    return _indexed("content_block_delta", index, delta=delta)
+
+
+def _stop(index: int | None) -> dict[str, Any]:
+    return _indexed("content_block_stop", index)
+
+
+def _indexed(kind: str, index: int | None, **fields: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = {"type": kind}
+    if index is not None:
+        payload["index"] = index
+    return {**payload, **fields}
+
+
+def _event(payload: dict[str, Any]) -> Event:
+    """A payload sent with the ``event:`` line its type names, as the API sends every event."""
+    return Event(payload, payload["type"])

@@ -1,0 +1,181 @@
+"""What a planned ``anthropic-messages`` stream must become: the expectation derived from the
+plan alone, never from the reference assembler.
+
+The rules (REQUIREMENTS.md, research/wire_formats.md §8 P-C, docs/rules.md D20–D39):
+
+- a call's input is the concatenation of its streamed fragments; when none is non-empty, the
+  ``input`` object its ``content_block_start`` carried (``{}`` for a parameterless tool, D22);
+  a start input that is streamed as well is counted once (A6, D23);
+- its ``content_block_stop`` is its boundary (C5): if the input is complete JSON the call is
+  completed there (:class:`~callstream.core.completion.Completer`) and may be released from that
+  byte on, whatever ending follows (D25); if it is not, the ending names the reason (D24):
+  ``max_tokens`` truncated, ``refusal`` filtered, ``pause_turn`` or an unknown reason
+  provider_finish, a completing reason malformed_json, an error stream_error, ``message_stop``
+  without a stop reason unfinished, end of file interrupted (D26);
+- a block index not the next one is C14, a block sent without index C1 (both rejected by the
+  strict profile), a tool_use without id C7 (missing_id strictly, a synthesised id leniently);
+- a stop reason with no ``message_stop`` after it is C24; a last event cut short is T9.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ....errors import PlanError
+from ....rules import ANTHROPIC_MESSAGES_QUIRKS, QuirkId, quirk_code
+from ...completion import Completer, Deviation
+from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
+from ...wire import Rendered
+from .events import block_indices, start_input, stop_reason
+
+__all__ = ["expect_anthropic_messages"]
+
+_QUIRK = {quirk_code(quirk): quirk for quirk in ANTHROPIC_MESSAGES_QUIRKS}
+_DEVIATIONS: dict[Deviation, QuirkId] = {"synthetic_id": _QUIRK["C7"]}
+_COMPLETING = {"tool_use", "end_turn", "stop_sequence"}
+_ENDINGS = {
+    "max_tokens": "truncated",
+    "model_context_window_exceeded": "truncated",
+    "refusal": "filtered",
+}
+
+
+def expect_anthropic_messages(spec: StreamSpec, rendered: Rendered, profile: str) -> Expected:
+    """The expectation for the planned ``spec``, sent as ``rendered``, under ``profile``."""
+    _check_plan(spec, rendered)
+    strict = profile == "strict"
+    findings: set[QuirkId] = set()
+
+    def met(deviation: Deviation) -> None:
+        if deviation in _DEVIATIONS:
+            findings.add(_DEVIATIONS[deviation])
+
+    completer = Completer({tool.name: tool for tool in spec.tools}, strict=strict, met=met)
+    ending = spec.ending
+    arrived = rendered.events[:-1] if ending.cut else rendered.events
+    if ending.cut:
+        findings.add(_QUIRK["T9"])
+    reason = None if ending.error is not None else stop_reason(spec)
+    reason_arrives = reason is not None and any(event.finishes for event in arrived)
+    stop_arrives = ending.error is None and ending.done and not ending.cut
+    if reason_arrives and not stop_arrives:
+        findings.add(_QUIRK["C24"])
+    indices = block_indices(spec)
+    highest = 0 if spec.noise.content is not None else -1
+    calls = []
+    for number, plan in enumerate(spec.calls):
+        index = indices[number]
+        quirk = None
+        if plan.omit_index:
+            findings.add(_QUIRK["C1"])
+            quirk = "C1"
+        elif index != highest + 1:
+            findings.add(_QUIRK["C14"])
+            quirk = "C14"
+        highest = max(highest, index)
+        boundary = any(number in event.boundaries for event in arrived)
+        settles = boundary or (reason_arrives and reason in _COMPLETING)
+        if start_input(plan) and settles:
+            findings.add(_QUIRK["A6"])
+        base: dict[str, Any] = {"index": number, "name": plan.name, "arguments_text": None}
+        if plan.id is not None and plan.id_policy != "omit":
+            base["id"] = plan.id
+        if index != number:
+            base["wire_index"] = index
+        if plan.name_policy == "omit":
+            base["name"] = None
+        if quirk is not None and strict:
+            calls.append(ExpectedCall("rejected", "protocol_error", **base))
+            continue
+        text = _text(plan) if settles else _streamed(plan)
+        if not plan.arguments_as_value:
+            base["arguments_text"] = text
+        if len(text.encode("utf-8", "surrogatepass")) > spec.limits.max_argument_bytes:
+            base["arguments_text"] = None
+            calls.append(ExpectedCall("rejected", "too_large", **base))
+            continue
+        complete = _complete_json(text)
+        release = rendered.boundary_offset(number) if boundary else None
+        if boundary and complete:
+            calls.append(_completed(completer, plan, base, text, release))
+            continue
+        if ending.error is not None:
+            calls.append(ExpectedCall("rejected", "stream_error", **base))
+        elif not reason_arrives:
+            ended = "unfinished" if stop_arrives else "interrupted"
+            calls.append(ExpectedCall("rejected", ended, **base))
+        elif reason in _COMPLETING:
+            offset = rendered.finish_offset(0)
+            calls.append(_completed(completer, plan, base, text, offset))
+        else:
+            calls.append(ExpectedCall("rejected", _ENDINGS.get(reason, "provider_finish"), **base))
+    return Expected(tuple(calls), frozenset(findings))
+
+
+def _completed(
+    completer: Completer, plan: CallPlan, base: dict[str, Any], text: str, release: int | None
+) -> ExpectedCall:
+    return completer.complete(
+        plan, base, named=plan.name_policy != "omit", text=text, release=release
+    )
+
+
+def _streamed(plan: CallPlan) -> str:
+    """The input text streamed for the call, so far as fragments carry it."""
+    return "" if plan.arguments_as_value else "".join(plan.fragments)
+
+
+def _text(plan: CallPlan) -> str:
+    """The input text the call is assembled from once its input is final: its streamed
+    fragments, else its start's input as JSON text (D22)."""
+    return _streamed(plan) or json.dumps(start_input(plan), ensure_ascii=False)
+
+
+def _complete_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _check_plan(spec: StreamSpec, rendered: Rendered) -> None:
+    """Refuse what the dialect cannot send or the oracle cannot predict."""
+    noise, ending = spec.noise, spec.ending
+    if spec.choices != 1:
+        raise PlanError("an Anthropic message has one choice")
+    if spec.schedule == "together":
+        raise PlanError("Anthropic sends each tool_use in its own block: no 'together' schedule")
+    if noise.role_every or noise.usage or noise.usage_every or noise.empty_first:
+        raise PlanError("noise.role_every, usage, usage_every and empty_first are openai-chat's")
+    if ending.finish_with_last or ending.after_finish:
+        raise PlanError("ending.finish_with_last and after_finish are openai-chat's")
+    if len(spec.calls) > spec.limits.max_calls:
+        raise PlanError("a plan past max_calls fails the whole stream")
+    for plan in spec.calls:
+        if plan.kind != "function" or plan.snapshots or plan.legacy or plan.type_every:
+            raise PlanError("custom, snapshot, legacy and type_every calls are openai-chat's")
+        if plan.extra_content is not None:
+            raise PlanError("extra_content is openai-chat's")
+        if plan.id_policy not in ("once", "omit") or plan.name_policy not in ("once", "omit"):
+            raise PlanError("a tool_use block carries its id and name once, or not at all")
+        if plan.header_arguments or plan.arguments_as_value:
+            try:
+                value = json.loads(plan.arguments)
+            except ValueError:
+                raise PlanError("an input in content_block_start must be JSON") from None
+            if not isinstance(value, dict):
+                raise PlanError("an input in content_block_start must be an object")
+    indices = block_indices(spec)
+    taken = [0] if noise.content is not None else []
+    if len(set(indices + taken)) != len(indices) + len(taken):
+        raise PlanError("two blocks at one index")
+    omitted = sum(plan.omit_index for plan in spec.calls)
+    if omitted and spec.schedule == "interleaved" and len(spec.calls) > 1:
+        raise PlanError("blocks without an index cannot be interleaved: routing is ambiguous")
+    if ending.cut:
+        last = rendered.events[-1] if rendered.events else None
+        kind = last.data.get("type") if last is not None and isinstance(last.data, dict) else None
+        if kind not in ("message_stop", "message_delta"):
+            raise PlanError("ending.cut must cut message_stop or message_delta")
