@@ -43,6 +43,14 @@ _NAMES = (
     "requires_space_after_data",
     "skips_schema_validation",
     "keeps_bom",
+    "anthropic_parses_empty_input",
+    "anthropic_keeps_partial_input",
+    "anthropic_ignores_error_events",
+    "anthropic_raises_on_invalid_input",
+    "anthropic_appends_to_last_block",
+    "anthropic_block_index_as_call_index",
+    "anthropic_requires_event_lines",
+    "anthropic_parses_empty_data",
 )
 
 
