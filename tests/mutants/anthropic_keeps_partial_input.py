@@ -4,8 +4,8 @@ anthropic-sdk-python parses ``input_json_delta`` with jiter in partial mode afte
 fragment and has no strict parse at ``content_block_stop``: when ``stop_reason`` is
 ``max_tokens`` the final ``input`` is whatever the partial parse produced, closed brackets and
 all (anthropics/anthropic-sdk-python#794, anthropics/anthropic-sdk-python#975; pydantic-ai got
-the truncated arguments, pydantic/pydantic-ai#3118). Breaks C3: an input cut by the token limit, a refusal or a pause is
-never a complete call.
+the truncated arguments, pydantic/pydantic-ai#3118). Breaks C3: an input cut by the token
+limit, a refusal or a pause is never a complete call.
 """
 
 from __future__ import annotations
