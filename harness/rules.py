@@ -16,6 +16,7 @@ from typing import NewType
 __all__ = [
     "BEYOND_THE_CONTRACT",
     "OPENAI_CHAT_QUIRKS",
+    "OPENAI_RESPONSES_QUIRKS",
     "RULES",
     "RULE_TEXT",
     "QuirkId",
@@ -103,6 +104,17 @@ OPENAI_CHAT_QUIRKS: tuple[QuirkId, ...] = tuple(
 )
 """§7's T1–T12 and C1–C33, and C34 (two distinct calls of one choice share an id), which the
 reference's quirk table adds with its sources (``callstream.reference.QUIRKS``)."""
+
+
+OPENAI_RESPONSES_QUIRKS: tuple[QuirkId, ...] = tuple(
+    quirk_id("openai-responses", code)
+    for code in (*(f"T{n}" for n in range(1, 13)), *(f"R{n}" for n in range(1, 13)))
+)
+"""§7's T1–T12 and R1–R7 as the Responses stream shows them, and R8–R12, which the reference's
+quirk table adds with their sources (``callstream.reference.QUIRKS``): an event whose
+``item_id`` and ``output_index`` disagree or name no item, a call without a ``call_id``, a
+parameterless call with no arguments, arguments that are one JSON text repeated, a stream that
+does not open with ``response.created``."""
 
 
 def rule_ids(*ids: str) -> tuple[RuleId, ...]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ._model import Finding, Reason
+from ._responses_quirks import RESPONSES_ROWS
 
 __all__ = ["DEVIATIONS", "QUIRKS", "Deviation", "FindingLog", "Quirk"]
 
@@ -122,6 +123,8 @@ _ROWS = [
     ),
 ]
 
+_ROWS += [Quirk(*row) for row in RESPONSES_ROWS]
+
 QUIRKS: dict[str, Quirk] = {row.id: row for row in _ROWS}
 
 Deviation = Literal[
@@ -138,6 +141,11 @@ DEVIATIONS: dict[str, dict[Deviation, str]] = {
         "empty_parameterless": "C13",
         "repeated_arguments": "C11",
         "repaired_brackets": "C12",
+    },
+    "openai-responses": {
+        "synthetic_id": "R9",
+        "empty_parameterless": "R10",
+        "repeated_arguments": "R11",
     },
 }
 """Which quirk each deviation is in each dialect (by its code there); one a dialect does not

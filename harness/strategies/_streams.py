@@ -25,6 +25,7 @@ from ..core.spec import (
 from ..errors import PlanError
 from ._calls import call_plans
 from ._knobs import aim, label_draw, rarely, sometimes
+from ._responses import responses_stream_specs
 from ._schemas import tools
 
 __all__ = [
@@ -241,6 +242,7 @@ def _stream_specs(
 
 GENERATORS: dict[str, Callable[..., st.SearchStrategy[StreamSpec]]] = {
     "openai-chat": _stream_specs,
+    "openai-responses": responses_stream_specs,
 }
 """The streams drawn for each dialect, by name: called with ``(tools, max_calls, max_choices,
 lone_surrogates)``. ``tests/test_dialects.py`` checks that every dialect the harness renders

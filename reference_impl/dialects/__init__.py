@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from .._calls import CallBook
 from .openai_chat import OpenAIChat
+from .openai_responses import OpenAIResponses
 
 __all__ = ["DIALECTS", "Dialect"]
 
@@ -34,4 +35,7 @@ class DialectFactory(Protocol):
     def __call__(self, book: CallBook) -> Dialect: ...
 
 
-DIALECTS: dict[str, DialectFactory] = {"openai-chat": OpenAIChat}
+DIALECTS: dict[str, DialectFactory] = {
+    "openai-chat": OpenAIChat,
+    "openai-responses": OpenAIResponses,
+}

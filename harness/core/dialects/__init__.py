@@ -2,6 +2,7 @@
 
 - ``openai_chat`` — OpenAI Chat Completions (``chat.completion.chunk``, ``finish_reason``,
   ``data: [DONE]``).
+- ``openai_responses`` — OpenAI Responses (``response.*`` events, ``output_item.done``).
 
 Adding a dialect is adding a package here (its events and its expectation) and its entry in
 :data:`DIALECTS`, then its parts in the layers above.
@@ -15,6 +16,7 @@ from ...errors import UsageError
 from ...rules import RULES, RuleId
 from .base import Dialect, literal_event
 from .openai_chat import OPENAI_CHAT
+from .openai_responses import OPENAI_RESPONSES
 
 __all__ = [
     "DEFAULT_DIALECT",
@@ -26,7 +28,10 @@ __all__ = [
     "not_certifiable",
 ]
 
-DIALECTS: dict[str, Dialect] = {OPENAI_CHAT.name: OPENAI_CHAT}
+DIALECTS: dict[str, Dialect] = {
+    OPENAI_CHAT.name: OPENAI_CHAT,
+    OPENAI_RESPONSES.name: OPENAI_RESPONSES,
+}
 """Every dialect the harness renders and predicts."""
 DEFAULT_DIALECT = OPENAI_CHAT.name
 """The dialect of a scenario that names none and sits in no dialect's folder."""
