@@ -67,13 +67,13 @@ class ResponsesAssembler(BaseAssembler):
             status = (payload.get("response") or {}).get("status")
             terminal = {"incomplete": "response.incomplete", "failed": "response.failed"}
             self.on_terminal(
-                terminal.get(status, "response.completed"), payload.get("response") or {}
+                terminal.get(str(status), "response.completed"), payload.get("response") or {}
             )
 
     def on_added(self, payload: dict[str, Any]) -> None:
         """A new output item; a call item opens a call at the next position."""
         item = payload.get("item") or {}
-        field = _CALL_ITEMS.get(item.get("type"))
+        field = _CALL_ITEMS.get(str(item.get("type")))
         if field is None:
             self.item_index(payload, None)
             return
@@ -139,7 +139,7 @@ class ResponsesAssembler(BaseAssembler):
     def on_item_done(self, payload: dict[str, Any]) -> None:
         """The item is done: its restated text, its call_id if late; ``completed`` completes it."""
         item = payload.get("item") or {}
-        field = _CALL_ITEMS.get(item.get("type"))
+        field = _CALL_ITEMS.get(str(item.get("type")))
         if field is None:
             return
         call = self.route_item(
@@ -161,7 +161,7 @@ class ResponsesAssembler(BaseAssembler):
                 self.complete(call)
             elif kind == "response.incomplete":
                 why = (response.get("incomplete_details") or {}).get("reason")
-                self.reject(call, _INCOMPLETE.get(why, Reason.PROVIDER_FINISH))
+                self.reject(call, _INCOMPLETE.get(str(why), Reason.PROVIDER_FINISH))
             else:
                 self.reject(call, Reason.STREAM_ERROR)
         self.ended = True
