@@ -44,4 +44,11 @@ def response_object(scenario: Scenario) -> dict[str, Any] | None:
                 "input" if custom else "arguments": call.arguments,
             }
         )
-    return {**RESPONSE, "status": "completed", "output": output, "usage": dict(USAGE)}
+    return {
+        **RESPONSE,
+        "object": "response",
+        "model": "callstream",
+        "status": "completed",
+        "output": output,
+        "usage": dict(USAGE),
+    }

@@ -32,7 +32,7 @@ from ...wire import Event
 
 __all__ = ["RESPONSE", "USAGE", "call_item_id", "output_indices", "plan_events", "terminal_kind"]
 
-RESPONSE: dict[str, Any] = {"id": "resp_callstream", "object": "response", "model": "callstream"}
+RESPONSE: dict[str, Any] = {"id": "resp_1"}
 """The response object's identity in every event that carries it."""
 USAGE: dict[str, int] = {"input_tokens": 21, "output_tokens": 34, "total_tokens": 55}
 """The usage the terminal response reports when the plan asks for it."""
@@ -204,7 +204,6 @@ def _events(spec: StreamSpec) -> Iterator[Event]:
     ending, noise = spec.ending, spec.noise
     terminal = terminal_kind(spec)
     yield _event("response.created", response=_response("in_progress", []))
-    yield _event("response.in_progress", response=_response("in_progress", []))
     output: list[dict[str, Any]] = []
     if noise.content is not None:
         message = {
