@@ -17,6 +17,7 @@ __all__ = [
     "ANTHROPIC_MESSAGES_QUIRKS",
     "BEYOND_THE_CONTRACT",
     "OPENAI_CHAT_QUIRKS",
+    "OPENAI_RESPONSES_QUIRKS",
     "RULES",
     "RULE_TEXT",
     "QuirkId",
@@ -118,6 +119,17 @@ ANTHROPIC_MESSAGES_QUIRKS: tuple[QuirkId, ...] = tuple(
 streams show them (a missing block index, a tool_use without id, an index gap, no
 message_stop), A1–A5, and A6 (a tool_use input sent whole in content_block_start), which the
 reference's quirk table adds with its sources (docs/rules.md, Anthropic quirks)."""
+
+
+OPENAI_RESPONSES_QUIRKS: tuple[QuirkId, ...] = tuple(
+    quirk_id("openai-responses", code)
+    for code in (*(f"T{n}" for n in range(1, 13)), *(f"R{n}" for n in range(1, 13)))
+)
+"""§7's T1–T12 and R1–R7 as the Responses stream shows them, and R8–R12, which the reference's
+quirk table adds with their sources (``callstream.reference.QUIRKS``): an event whose
+``item_id`` and ``output_index`` disagree or name no item, a call without a ``call_id``, a
+parameterless call with no arguments, arguments that are one JSON text repeated, a stream that
+does not open with ``response.created``."""
 
 
 def rule_ids(*ids: str) -> tuple[RuleId, ...]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ._model import Finding, Reason
+from ._responses_quirks import RESPONSES_ROWS
 
 __all__ = ["DEVIATIONS", "QUIRKS", "Deviation", "FindingLog", "Quirk"]
 
@@ -170,6 +171,7 @@ _ROWS += [  # anthropic-messages: research/wire_formats.md §4, §7 (T, C, A1–
         "record",
     ),
 ]
+_ROWS += [Quirk(*row) for row in RESPONSES_ROWS]
 
 QUIRKS: dict[str, Quirk] = {row.id: row for row in _ROWS}
 
@@ -189,6 +191,11 @@ DEVIATIONS: dict[str, dict[Deviation, str]] = {
         "repaired_brackets": "C12",
     },
     "anthropic-messages": {"synthetic_id": "C7"},
+    "openai-responses": {
+        "synthetic_id": "R9",
+        "empty_parameterless": "R10",
+        "repeated_arguments": "R11",
+    },
 }
 """Which quirk each deviation is in each dialect (by its code there); one a dialect does not
 list is not recorded in it."""

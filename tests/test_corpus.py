@@ -38,7 +38,7 @@ def test_the_corpus_is_large_and_loads_cleanly() -> None:
 @pytest.mark.parametrize("scenario", corpus(), ids=lambda s: s.id)
 def test_the_reference_passes_every_scenario(scenario: Scenario) -> None:
     """The reference meets every expectation, under each profile the scenario runs in and
-    every splitting but ``pairs``."""
+    every splitting but ``pairs``, told which dialect each stream is in."""
     factories = {"lenient": reference, "strict": reference_strict}
     for profile in scenario.profiles:
         factory = partial(factories[profile], dialect=scenario.spec.dialect)

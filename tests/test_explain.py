@@ -128,8 +128,8 @@ def test_a_bare_id_that_only_a_quirk_has_shows_the_quirk() -> None:
     [
         ("A9", "A8, A7, A6"),
         ("C35", "C34, C33, C32"),
-        ("openai-chat/A3", "A3, A2, A4"),
-        ("anthropic/C3", "openai-chat/C3, C3, openai-chat/C2"),
+        ("openai-chat/A3", "A3, anthropic-messages/A3, A2"),
+        ("anthropic/C3", "C3, openai-chat/C3, C2"),
     ],
 )
 def test_an_unknown_id_is_a_usage_error_that_suggests_the_closest(ident: str, closest: str) -> None:

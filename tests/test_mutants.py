@@ -26,6 +26,9 @@ from tests.mutants._anthropic_base import CALLSTREAM as ANTHROPIC_CALLSTREAM
 from tests.mutants._anthropic_base import AnthropicAssembler
 from tests.mutants._base import CALLSTREAM
 from tests.test_anthropic_mutants import EXHIBITED as ANTHROPIC_EXHIBITED
+from tests.mutants._responses_base import CALLSTREAM as RESPONSES_CALLSTREAM
+from tests.mutants._responses_base import ResponsesAssembler
+from tests.test_responses_mutants import EXHIBITED as RESPONSES_EXHIBITED
 
 Result = dict[str, Any]
 Payload = dict[str, Any]
@@ -734,7 +737,7 @@ def test_every_mutant_is_shown_at_work() -> None:
     for name, test in vars(anthropic).items():
         if name.startswith("test_"):
             test()  # each shows its mutant at work, once
-    assert set(MUTANTS) == EXHIBITED | ANTHROPIC_EXHIBITED
+    assert set(MUTANTS) == EXHIBITED | ANTHROPIC_EXHIBITED | RESPONSES_EXHIBITED
 
 
 @pytest.mark.parametrize("name", MUTANTS)
@@ -748,7 +751,7 @@ def test_a_mutant_says_what_it_breaks_and_whose_bug_it_is(name: str) -> None:
     assert all(rule in mutant.doc for rule in mutant.breaks)
     assert mutant.cites
     assert all(source in mutant.doc for source in mutant.cites)
-    assert mutant.declaration in (CALLSTREAM, ANTHROPIC_CALLSTREAM)
+    assert mutant.declaration in (CALLSTREAM, ANTHROPIC_CALLSTREAM, RESPONSES_CALLSTREAM)
     module, _, attribute = mutant.connectable.removeprefix("py:").partition(":")
     assert getattr(importlib.import_module(module), attribute) is mutant.factory
 
@@ -759,7 +762,10 @@ def test_a_mutant_only_overrides_hooks_of_the_base(name: str) -> None:
     factory = MUTANTS[name].factory
     assert inspect.isclass(factory)
     assert issubclass(factory, BaseAssembler)
-    base = AnthropicAssembler if issubclass(factory, AnthropicAssembler) else BaseAssembler
+    base = next(
+        (base for base in (AnthropicAssembler, ResponsesAssembler) if issubclass(factory, base)),
+        BaseAssembler,
+    )
     overrides = {key for key, value in vars(factory).items() if inspect.isfunction(value)}
     assert overrides
     assert all(hasattr(base, key) for key in overrides)

@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 from callstream.core.checks import CHECKS
+from callstream.core.dialects import DIALECTS
 from callstream.corpus.explain import rules_document, sections
 from callstream.reference import QUIRKS
-from callstream.core.dialects import DIALECTS
 from callstream.rules import RULE_TEXT, RULES
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
@@ -120,7 +120,8 @@ def test_the_quirk_index_agrees_with_the_sections() -> None:
 def test_every_decision_names_what_it_decides() -> None:
     """Each decision's heading names the rules or quirks it concerns (D1 concerns all rules),
     so that explaining one of them shows the decision. Decisions are numbered in increasing
-    order; each dialect has its own range (anthropic-messages D20–D39)."""
+    order; each dialect has its own range (anthropic-messages D20–D39,
+    openai-responses D40–D59)."""
     decisions = [s for s in sections().values() if s.kind == "decision"]
     numbers = [int(d.id[1:]) for d in decisions]
     assert numbers == sorted(set(numbers))

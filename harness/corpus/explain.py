@@ -299,17 +299,19 @@ def _resolve(ident: str) -> tuple[Section, Section | None]:
 
 
 def _closest(wanted: str, ids: list[str], n: int = 3) -> list[str]:
-    """The ids nearest ``wanted``: of its letter first, then by number, then by spelling. A
-    qualified id is compared with the rules and the qualified quirks, a bare one with the rules
-    and the bare quirks."""
-    bare = wanted.rpartition("/")[2]
+    """The ids nearest ``wanted``: of its letter first, then by number, then the rules and the
+    quirks of the dialect it names before other dialects' quirks, then by spelling. A qualified
+    id is compared with the rules and the qualified quirks, a bare one with the rules and the
+    bare quirks."""
+    dialect, _, bare = wanted.rpartition("/")
     qualified = "/" in wanted
     candidates = dict.fromkeys(id if qualified else id.rpartition("/")[2] for id in ids)
 
-    def rank(candidate: str) -> tuple[bool, int, float]:
-        other = candidate.rpartition("/")[2]
+    def rank(candidate: str) -> tuple[bool, int, bool, float]:
+        theirs, _, other = candidate.rpartition("/")
         distance = abs(_number(other) - _number(bare))
-        return other[:1] != bare[:1], distance, -_similarity(wanted, candidate)
+        elsewhere = bool(theirs) and not theirs.startswith(dialect)
+        return other[:1] != bare[:1], distance, elsewhere, -_similarity(wanted, candidate)
 
     near = [
         candidate

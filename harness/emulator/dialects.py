@@ -13,6 +13,7 @@ from typing import Any
 from ..core.dialects.openai_chat import ENVELOPE, OPENAI_CHAT, USAGE
 from ..core.spec import Scenario
 from .anthropic import message
+from .responses import response_object
 
 __all__ = ["SERVED", "SERVED_AT", "Served", "chat_completion"]
 
@@ -66,6 +67,7 @@ def chat_completion(scenario: Scenario) -> dict[str, Any] | None:
 SERVED: dict[str, Served] = {
     OPENAI_CHAT.name: Served("/chat/completions", chat_completion),
     "anthropic-messages": Served("/messages", message),
+    "openai-responses": Served("/responses", response_object),
 }
 """Every dialect the emulator serves, by name."""
 SERVED_AT: dict[str, str] = {served.path: name for name, served in SERVED.items()}

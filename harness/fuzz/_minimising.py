@@ -32,7 +32,7 @@ def _minimise(
     profile: str, scenario: Scenario, case: CaseResult, run: Run
 ) -> tuple[Scenario, CaseResult]:
     wanted = case.failures[0].check if case.failures else None
-    reference = load_implementation(_REFERENCES[profile]).factory
+    reference = load_implementation(_REFERENCES[profile])
     (splitting,) = scenario.splittings or (Splitting("whole"),)
     progress = True
     while progress:
@@ -42,7 +42,8 @@ def _minimise(
                 continue
             fitted = _within(splitting, render(spec).data)
             trial = strategies.scenario_for(spec, (fitted,))
-            if run_case(trial, profile, fitted, reference).outcome != "passed":
+            factory = reference.factory_for(spec.dialect)
+            if run_case(trial, profile, fitted, factory).outcome != "passed":
                 continue
             again = run(trial, profile, fitted)
             if again.outcome == "failed" and again.failures and again.failures[0].check == wanted:

@@ -35,7 +35,9 @@ class InProcess:
     control back is for the supervising process to notice."""
 
     def __init__(self, implementation: Implementation, timeout: float) -> None:
-        self.factory = _contained(implementation.factory)
+        self.implementation = implementation
+        self.factories: dict[str, Callable[..., Any]] = {}
+        """The implementation's factory for each dialect it was asked to read."""
         self.exposed = implementation.declaration.observables
         self.timeout = timeout
 
@@ -43,13 +45,19 @@ class InProcess:
         """The verdict on the case, run here."""
         try:
             with _time_limit(self.timeout) as timer:
-                case = run_case(scenario, profile, splitting, self.factory, self.exposed)
+                case = run_case(scenario, profile, splitting, self._factory(scenario), self.exposed)
         except StreamTimeout:  # the signal came between two calls into the implementation
             return _failed(scenario, profile, splitting, "no_hang", self._late())
         if timer.fired and not any(failure.check == "no_hang" for failure in case.failures):
             message = self._late() + ", and the implementation caught the interruption"
             return _failed(scenario, profile, splitting, "no_hang", message)
         return case
+
+    def _factory(self, scenario: Scenario) -> Callable[..., Any]:
+        dialect = scenario.spec.dialect
+        if dialect not in self.factories:
+            self.factories[dialect] = _contained(self.implementation.factory_for(dialect))
+        return self.factories[dialect]
 
     def _late(self) -> str:
         return f"the implementation did not finish the stream within {self.timeout:g} s"

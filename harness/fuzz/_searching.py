@@ -142,7 +142,7 @@ def _search(
                 chosen, phases=tuple(p for p in chosen.phases if p is not Phase.reuse)
             )
 
-        @given(scenario=strategies.scenarios(), data=st.data())
+        @given(scenario=_drawn(implementation), data=st.data())
         @chosen
         def property(scenario: Scenario, data: st.DataObject) -> None:
             check(scenario, data)
@@ -183,6 +183,16 @@ def _search(
     if failing:
         outcome.failing = failing[-1]  # Hypothesis replays the shrunk example last
     return outcome
+
+
+def _drawn(implementation: Implementation) -> st.SearchStrategy[Scenario]:
+    """Scenarios in the dialects the implementation reads (each one drawn by its generator)."""
+    dialects = [
+        name for name in implementation.declaration.dialects if name in strategies.GENERATORS
+    ]
+    if len(dialects) <= 1:
+        return strategies.scenarios(dialect=dialects[0] if dialects else "openai-chat")
+    return st.sampled_from(dialects).flatmap(lambda name: strategies.scenarios(dialect=name))
 
 
 def _replayable(splitting: Splitting, data: bytes) -> Splitting:

@@ -26,6 +26,7 @@ from ..errors import PlanError
 from ._anthropic import anthropic_stream_specs
 from ._calls import call_plans
 from ._knobs import aim, label_draw, rarely, sometimes
+from ._responses import responses_stream_specs
 from ._schemas import tools
 
 __all__ = [
@@ -243,6 +244,7 @@ def _stream_specs(
 GENERATORS: dict[str, Callable[..., st.SearchStrategy[StreamSpec]]] = {
     "openai-chat": _stream_specs,
     "anthropic-messages": anthropic_stream_specs,
+    "openai-responses": responses_stream_specs,
 }
 """The streams drawn for each dialect, by name: called with ``(tools, max_calls, max_choices,
 lone_surrogates)``. ``tests/test_dialects.py`` checks that every dialect the harness renders

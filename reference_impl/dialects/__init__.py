@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from .._calls import CallBook
 from .anthropic_messages import AnthropicMessages
 from .openai_chat import OpenAIChat
+from .openai_responses import OpenAIResponses
 
 __all__ = ["DIALECTS", "Dialect"]
 
@@ -38,4 +39,5 @@ class DialectFactory(Protocol):
 DIALECTS: dict[str, DialectFactory] = {
     "openai-chat": OpenAIChat,
     "anthropic-messages": AnthropicMessages,
+    "openai-responses": OpenAIResponses,
 }

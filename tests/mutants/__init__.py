@@ -51,6 +51,16 @@ _NAMES = (
     "anthropic_block_index_as_call_index",
     "anthropic_requires_event_lines",
     "anthropic_parses_empty_data",
+    "responses_routes_to_current_item",
+    "responses_routes_by_output_index",
+    "responses_appends_done",
+    "responses_keeps_added_arguments",
+    "responses_ignores_done",
+    "responses_incomplete_as_completed",
+    "responses_loses_calls_without_completed",
+    "responses_trusts_final_output",
+    "responses_releases_at_added",
+    "responses_uses_item_id_as_call_id",
 )
 
 

@@ -3,6 +3,7 @@
 - ``openai_chat`` — OpenAI Chat Completions (``chat.completion.chunk``, ``finish_reason``,
   ``data: [DONE]``).
 - ``anthropic_messages`` — Anthropic Messages (``content_block_start`` … ``message_stop``).
+- ``openai_responses`` — OpenAI Responses (``response.*`` events, ``output_item.done``).
 
 Adding a dialect is adding a package here (its events and its expectation) and its entry in
 :data:`DIALECTS`, then its parts in the layers above.
@@ -17,6 +18,7 @@ from ...rules import RULES, RuleId
 from .anthropic_messages import ANTHROPIC_MESSAGES
 from .base import Dialect, literal_event
 from .openai_chat import OPENAI_CHAT
+from .openai_responses import OPENAI_RESPONSES
 
 __all__ = [
     "DEFAULT_DIALECT",
@@ -31,6 +33,7 @@ __all__ = [
 DIALECTS: dict[str, Dialect] = {
     OPENAI_CHAT.name: OPENAI_CHAT,
     ANTHROPIC_MESSAGES.name: ANTHROPIC_MESSAGES,
+    OPENAI_RESPONSES.name: OPENAI_RESPONSES,
 }
 """Every dialect the harness renders and predicts."""
 DEFAULT_DIALECT = OPENAI_CHAT.name

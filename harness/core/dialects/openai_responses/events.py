@@ -1,0 +1,286 @@
+"""The ``openai-responses`` dialect's events: a planned StreamSpec as ``response.*`` events
+(research/wire_formats.md §3), each with its ``event:`` name and a ``sequence_number`` from 0.
+
+How the plan's knobs read in this dialect (anything else is a :class:`PlanError`):
+
+- each call is an output item: ``item.id`` ``fc_<n>`` (``ctc_<n>`` for a custom call), its
+  ``call_id`` the plan's ``id`` (absent for ``id_policy: omit``, ``""`` for ``empty``), its name
+  (absent for ``name_policy: omit``); ``index`` sets its ``output_index``, which is otherwise its
+  place among the output items;
+- ``header_arguments`` puts the whole arguments in ``output_item.added`` too, deltas following
+  (quirk R2); ``schedule`` is ``sequential``, ``interleaved`` (all items added, their deltas
+  round-robin, then each done: parallel calls) or ``whole`` (one delta per call);
+- ``noise.content`` is a message item before the calls; ``noise.usage`` puts usage in the
+  terminal response; ``noise.keepalive`` adds comment lines;
+- ``ending.finish``: ``tool_calls``/``stop``/``completed`` end with ``response.completed``;
+  ``length`` and ``content_filter`` leave the last call without its ``.done`` and done
+  ``incomplete``, then ``response.incomplete``; ``done`` ends with ``response.done`` (R5);
+  None sends no terminal event. ``ending.error`` (``nested``, ``flat``: an ``error`` event then
+  ``response.failed``; ``event``: the flat ``error`` alone) comes after the last call's deltas.
+  ``after_finish`` sends ``duplicate_finish`` (a second terminal) or ``late_delta``; ``cut``
+  stops inside the last event. ``ending.done`` is not used: ``[DONE]`` is no Responses event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ....errors import PlanError
+from ...spec import CallPlan, StreamSpec
+from ...wire import Event
+
+__all__ = ["RESPONSE", "USAGE", "call_item_id", "output_indices", "plan_events", "terminal_kind"]
+
+RESPONSE: dict[str, Any] = {"id": "resp_1"}
+"""The response object's identity in every event that carries it."""
+USAGE: dict[str, int] = {"input_tokens": 21, "output_tokens": 34, "total_tokens": 55}
+"""The usage the terminal response reports when the plan asks for it."""
+
+_TERMINALS = {
+    "tool_calls": "response.completed",
+    "stop": "response.completed",
+    "completed": "response.completed",
+    "length": "response.incomplete",
+    "content_filter": "response.incomplete",
+    "done": "response.done",
+}
+_INCOMPLETE_REASON = {"length": "max_output_tokens", "content_filter": "content_filter"}
+
+
+def terminal_kind(spec: StreamSpec) -> str | None:
+    """The terminal event the plan sends (``error`` for an error ending), None for none."""
+    ending = spec.ending
+    if ending.error is not None:
+        return "error" if ending.error == "event" else "response.failed"
+    if ending.finish is None:
+        return None
+    try:
+        return _TERMINALS[ending.finish]
+    except KeyError:
+        known = ", ".join(_TERMINALS)
+        raise PlanError(
+            f"openai-responses ends with {known} or none, not {ending.finish!r}"
+        ) from None
+
+
+def call_item_id(plan: CallPlan, number: int) -> str:
+    """The ``item.id`` of the plan's call number ``number``."""
+    return f"{'ctc' if plan.kind == 'custom' else 'fc'}_{number}"
+
+
+def output_indices(spec: StreamSpec) -> list[int]:
+    """Each call's ``output_index``: its own ``index``, else its place among the items."""
+    first = 1 if spec.noise.content is not None else 0
+    return [
+        first + number if plan.index is None else plan.index
+        for number, plan in enumerate(spec.calls)
+    ]
+
+
+def check_plan(spec: StreamSpec) -> None:
+    """Refuse what the dialect cannot send (see the module's docstring)."""
+    noise, ending = spec.noise, spec.ending
+    if spec.choices != 1:
+        raise PlanError("a Responses stream has one output list: choices must be 1")
+    if spec.schedule == "together":
+        raise PlanError("openai-responses sends each call as its own item: no together schedule")
+    if noise.role_every or noise.usage_every or noise.empty_first:
+        raise PlanError("role_every, usage_every and empty_first are openai-chat noise")
+    if ending.finish_with_last or set(ending.after_finish) - {"duplicate_finish", "late_delta"}:
+        raise PlanError("after_finish is duplicate_finish or late_delta; no finish_with_last")
+    if ending.error == "openrouter":
+        raise PlanError("the openrouter error chunk is openai-chat's")
+    if ending.error is not None and ending.finish not in ("tool_calls", None):
+        raise PlanError("an error ending sends no finish")
+    for plan in spec.calls:
+        if plan.omit_index or plan.snapshots or plan.legacy or plan.arguments_as_value:
+            raise PlanError("omit_index, snapshots, legacy, arguments_as_value are openai-chat's")
+        if plan.type_every or plan.extra_content is not None:
+            raise PlanError("type_every and extra_content are openai-chat's")
+        if plan.id_policy not in ("once", "omit", "empty"):
+            raise PlanError("a call_id travels once: id_policy is once, omit or empty")
+        if plan.name_policy not in ("once", "omit"):
+            raise PlanError("a name travels in the item: name_policy is once or omit")
+    terminal_kind(spec)
+
+
+def plan_events(spec: StreamSpec) -> Iterator[Event]:
+    """The events a planned ``spec`` is sent as, numbered from 0."""
+    check_plan(spec)
+    for number, event in enumerate(_events(spec)):
+        if isinstance(event.data, dict) and "sequence_number" in event.data:
+            event.data["sequence_number"] = number
+        yield event
+
+
+def _event(
+    kind: str, boundaries: tuple[int, ...] = (), finishes: tuple[int, ...] = (), **fields: Any
+) -> Event:
+    return Event(
+        {"type": kind, "sequence_number": 0, **fields},
+        kind,
+        finishes=finishes,
+        boundaries=boundaries,
+    )
+
+
+def _response(status: str, output: list[dict[str, Any]], **more: Any) -> dict[str, Any]:
+    return {**RESPONSE, "status": status, "output": output, **more}
+
+
+class _Call:
+    """One planned call as the items and events that carry it."""
+
+    def __init__(self, spec: StreamSpec, plan: CallPlan, number: int, index: int) -> None:
+        self.plan, self.number, self.index = plan, number, index
+        self.item_id = call_item_id(plan, number)
+        self.field = "input" if plan.kind == "custom" else "arguments"
+        self.prefix = (
+            "response.custom_tool_call_input"
+            if plan.kind == "custom"
+            else "response.function_call_arguments"
+        )
+        if spec.schedule == "whole":
+            self.pieces = [plan.arguments] if plan.arguments else []
+        else:
+            self.pieces = list(plan.fragments)
+
+    def item(self, status: str, text: str) -> dict[str, Any]:
+        plan = self.plan
+        item: dict[str, Any] = {
+            "id": self.item_id,
+            "type": "custom_tool_call" if plan.kind == "custom" else "function_call",
+            "status": status,
+        }
+        if plan.id is not None and plan.id_policy != "omit":
+            item["call_id"] = "" if plan.id_policy == "empty" else plan.id
+        if plan.name is not None and plan.name_policy != "omit":
+            item["name"] = plan.name
+        item[self.field] = text
+        return item
+
+    def added(self) -> Event:
+        text = self.plan.arguments if self.plan.header_arguments else ""
+        return _event(
+            "response.output_item.added",
+            output_index=self.index,
+            item=self.item("in_progress", text),
+        )
+
+    def deltas(self) -> list[Event]:
+        return [
+            _event(
+                f"{self.prefix}.delta", item_id=self.item_id, output_index=self.index, delta=piece
+            )
+            for piece in self.pieces
+        ]
+
+    def done(self) -> list[Event]:
+        """The ``.done`` and the item done ``completed``: the call's boundary."""
+        fields: dict[str, Any] = {self.field: self.plan.arguments}
+        if self.plan.kind != "custom" and self.plan.name and self.plan.name_policy != "omit":
+            fields["name"] = self.plan.name
+        return [
+            _event(f"{self.prefix}.done", item_id=self.item_id, output_index=self.index, **fields),
+            _event(
+                "response.output_item.done",
+                (self.number,),
+                output_index=self.index,
+                item=self.item("completed", self.plan.arguments),
+            ),
+        ]
+
+    def cut_off(self) -> Event:
+        """The item done ``incomplete``, its text as far as it came (no ``.done``)."""
+        return _event(
+            "response.output_item.done",
+            output_index=self.index,
+            item=self.item("incomplete", self.plan.arguments),
+        )
+
+
+def _events(spec: StreamSpec) -> Iterator[Event]:
+    ending, noise = spec.ending, spec.noise
+    terminal = terminal_kind(spec)
+    yield _event("response.created", response=_response("in_progress", []))
+    output: list[dict[str, Any]] = []
+    if noise.content is not None:
+        message = {
+            "id": "msg_0",
+            "type": "message",
+            "status": "in_progress",
+            "role": "assistant",
+            "content": [],
+        }
+        yield _event("response.output_item.added", output_index=0, item=message)
+        yield _event(
+            "response.output_text.delta",
+            item_id="msg_0",
+            output_index=0,
+            content_index=0,
+            delta=noise.content,
+        )
+        part = {"type": "output_text", "text": noise.content, "annotations": []}
+        done = {**message, "status": "completed", "content": [part]}
+        output.append(done)
+        yield _event("response.output_item.done", output_index=0, item=done)
+    calls = [
+        _Call(spec, plan, n, index)
+        for n, (plan, index) in enumerate(zip(spec.calls, output_indices(spec), strict=True))
+    ]
+    # The last call is the one a token limit or an error cuts off.
+    cut_last = terminal in ("response.incomplete", "response.failed", "error")
+    finished = calls[:-1] if cut_last else calls
+    if spec.schedule == "interleaved":
+        yield from (call.added() for call in calls)
+        queues = [call.deltas() for call in calls]
+        while any(queues):
+            for queue in queues:
+                if queue:
+                    yield queue.pop(0)
+        for call in finished:
+            yield from call.done()
+    else:
+        for call in calls:
+            yield call.added()
+            yield from call.deltas()
+            if call in finished:
+                yield from call.done()
+    output += [call.item("completed", call.plan.arguments) for call in finished]
+    if cut_last and calls and terminal == "response.incomplete":
+        yield calls[-1].cut_off()
+        output.append(calls[-1].item("incomplete", calls[-1].plan.arguments))
+    usage = {"usage": dict(USAGE)} if noise.usage else {}
+    if terminal in ("response.failed", "error"):
+        yield _error(ending.error == "nested")
+        if terminal == "response.failed":
+            error = {"code": "server_error", "message": _MESSAGE}
+            yield _event(terminal, finishes=(0,), response=_response("failed", output, error=error))
+        return
+    if terminal is None:
+        return
+    if terminal == "response.incomplete":
+        details = {"reason": _INCOMPLETE_REASON[ending.finish or "length"]}
+        response = _response("incomplete", output, incomplete_details=details, **usage)
+    else:
+        response = _response("completed", output, **usage)
+    yield _event(terminal, finishes=(0,), response=response)
+    for extra in ending.after_finish:
+        if extra == "duplicate_finish":
+            yield _event(terminal, response=response)
+        elif calls:
+            last = calls[-1]
+            yield _event(
+                f"{last.prefix}.delta", item_id=last.item_id, output_index=last.index, delta="}"
+            )
+
+
+_MESSAGE = "The server had an error while processing your request."
+
+
+def _error(nested: bool) -> Event:
+    if nested:
+        error = {"type": "server_error", "code": "server_error", "message": _MESSAGE, "param": None}
+        return _event("error", error=error)
+    return _event("error", code="server_error", message=_MESSAGE, param=None)

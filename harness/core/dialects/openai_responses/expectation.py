@@ -1,0 +1,128 @@
+"""What a planned ``openai-responses`` stream must become: the expectation derived from the plan
+and the events it is sent as, never from the reference assembler (docs/rules.md D40–D59).
+
+A call whose ``output_item.done`` (status ``completed``) is dispatched is complete at that
+boundary (C5), released from its end, whatever follows. Every other call is decided by how the
+response ends: ``response.completed`` completes it; ``response.incomplete`` rejects it
+``truncated`` (``max_output_tokens``) or ``filtered``; ``response.failed`` or an ``error`` event,
+``stream_error``; no terminal event, ``interrupted``; ``response.done`` (quirk R5) completes it
+under the lenient profile, and the strict one rejects it ``protocol_error``. The strict profile
+rejects a call its quirks touch where the quirk table says so (R2, R8). A completed call is
+judged by :class:`~callstream.core.completion.Completer`, as in every dialect.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from callstream.reference import QUIRKS
+
+from ....errors import PlanError
+from ....rules import OPENAI_RESPONSES_QUIRKS, QuirkId, quirk_code
+from ...completion import Completer, Deviation
+from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
+from ...wire import Rendered
+from .events import check_plan, output_indices, terminal_kind
+
+__all__ = ["expect_openai_responses"]
+
+_QUIRK = {quirk_code(quirk): quirk for quirk in OPENAI_RESPONSES_QUIRKS}
+"""openai-responses' quirk ids by code: ``_QUIRK["R1"]`` is ``openai-responses/R1``."""
+_DEVIATIONS: dict[Deviation, QuirkId] = {
+    "synthetic_id": _QUIRK["R9"],
+    "empty_parameterless": _QUIRK["R10"],
+    "repeated_arguments": _QUIRK["R11"],
+}
+_ENDED = {
+    "response.incomplete": None,  # by the incomplete reason
+    "response.failed": "stream_error",
+    "error": "stream_error",
+    None: "interrupted",
+}
+
+
+def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) -> Expected:
+    """The expectation for the planned ``spec``, sent as ``rendered``, under ``profile``."""
+    check_plan(spec)
+    if len(spec.calls) > spec.limits.max_calls:
+        raise PlanError("a plan past max_calls fails the whole stream")
+    strict = profile == "strict"
+    findings: set[QuirkId] = set()
+    tools = {tool.name: tool for tool in spec.tools}
+    completer = Completer(tools, strict=strict, met=lambda met: findings.add(_DEVIATIONS[met]))
+    terminal = terminal_kind(spec)
+    events = rendered.events
+    cut = spec.ending.cut and bool(events)
+    if cut and events[-1].finishes:
+        terminal = None  # the terminal event itself was cut off
+    if cut:
+        findings.add(_QUIRK["T9"])
+    if spec.ending.error == "nested":
+        findings.add(_QUIRK["R7"])
+    if terminal == "response.done":
+        findings.add(_QUIRK["R5"])
+    if spec.ending.after_finish and terminal is not None and not cut:
+        findings.add(_QUIRK["R5"])
+    calls = []
+    indices = output_indices(spec)
+    for number, plan in enumerate(spec.calls):
+        rejected = _quirks(plan, number, indices, findings)
+        base: dict[str, Any] = {
+            "index": number,
+            "name": plan.name,
+            "arguments_text": plan.arguments,
+        }
+        if plan.id is not None and plan.id_policy == "once":
+            base["id"] = plan.id
+        if indices[number] != number:
+            base["wire_index"] = indices[number]
+        calls.append(
+            _call(spec, plan, number, base, rendered, terminal, cut, strict, rejected, completer)
+        )
+    return Expected(tuple(calls), frozenset(findings))
+
+
+def _quirks(plan: CallPlan, number: int, indices: list[int], findings: set[QuirkId]) -> str | None:
+    """Record the call's quirks; the one the strict profile rejects it for, if any."""
+    rejected = None
+    if indices[number] in indices[:number]:
+        findings.add(_QUIRK["R8"])
+        rejected = "R8"
+    if plan.header_arguments and plan.arguments:
+        findings.add(_QUIRK["R2"])
+        rejected = rejected or "R2"
+    return rejected
+
+
+def _call(
+    spec: StreamSpec,
+    plan: CallPlan,
+    number: int,
+    base: dict[str, Any],
+    rendered: Rendered,
+    terminal: str | None,
+    cut: bool,
+    strict: bool,
+    rejected: str | None,
+    completer: Completer,
+) -> ExpectedCall:
+    if rejected is not None and strict and QUIRKS[_QUIRK[rejected]].strict == "reject":
+        base.pop("arguments_text")
+        return ExpectedCall("rejected", "protocol_error", **base)
+    if len(plan.arguments.encode("utf-8", "surrogatepass")) > spec.limits.max_argument_bytes:
+        base["arguments_text"] = None
+        return ExpectedCall("rejected", "too_large", **base)
+    boundary = rendered.boundary_offset(number)
+    if cut and boundary is not None and rendered.events[-1].boundaries == (number,):
+        boundary = None  # its boundary was the event cut off
+    if boundary is None:
+        if terminal == "response.incomplete":
+            reason = "filtered" if spec.ending.finish == "content_filter" else "truncated"
+            return ExpectedCall("rejected", reason, **base)
+        if terminal == "response.done" and strict:
+            return ExpectedCall("rejected", "protocol_error", **base)
+        if terminal in _ENDED:
+            return ExpectedCall("rejected", _ENDED[terminal], **base)
+    release = boundary if boundary is not None else rendered.finish_offset(0)
+    named = plan.name_policy != "omit"
+    return completer.complete(plan, base, named=named, text=plan.arguments, release=release)

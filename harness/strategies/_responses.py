@@ -1,0 +1,146 @@
+"""The ``openai-responses`` streams (``GENERATORS["openai-responses"]``): the calls of
+``call_plans`` as output items, sent sequentially, in parallel (``interleaved``) or each whole;
+a message item before them; every terminal event (completed, incomplete on the token limit or
+the content filter, ``response.done``, failed after a flat or nested ``error``, an ``error``
+alone, none), events after the terminal, a cut last event; the transports of every dialect.
+Knobs that belong to Chat Completions are turned off, so every spec drawn is one the
+``openai-responses`` oracle predicts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from hypothesis import reject
+from hypothesis import strategies as st
+
+from callstream.reference import Limits, Tool
+
+from ..core.declaration import PROFILES
+from ..core.oracle import expect
+from ..core.rendering import render
+from ..core.spec import CallPlan, Ending, Noise, StreamSpec, Transport
+from ..errors import PlanError
+from ._calls import call_plans
+from ._knobs import aim, label_draw, rarely, sometimes
+from ._schemas import tools
+
+__all__ = ["responses_stream_specs"]
+
+_DIALECT = "openai-responses"
+_SCHEDULES = ("interleaved", "whole")
+_FINISHES: tuple[Any, ...] = ("length", None, "content_filter", "done", "stop", "length", None)
+_ERRORS: tuple[Any, ...] = ("nested", "flat", "event")
+_AFTER = (("duplicate_finish",), ("late_delta",))
+
+
+def _as_item(plan: CallPlan, header: bool) -> CallPlan:
+    """``plan`` with only the knobs a Responses call item has."""
+    return replace(
+        plan,
+        index=None,
+        omit_index=False,
+        id_policy=plan.id_policy if plan.id_policy in ("once", "omit", "empty") else "once",
+        name_policy=plan.name_policy if plan.name_policy in ("once", "omit") else "once",
+        type_every=False,
+        header_arguments=header and bool(plan.arguments),
+        arguments_as_value=False,
+        snapshots=False,
+        legacy=False,
+        extra_content=None,
+    )
+
+
+@st.composite
+def _transports(draw: st.DrawFn) -> Transport:
+    if not draw(rarely(30)):
+        return Transport()
+    transport = Transport(
+        newline=draw(st.sampled_from(("lf", "crlf", "cr", "mixed"))),
+        space=not draw(rarely(30)),
+        bom=draw(rarely(30)),
+        multiline=draw(rarely(20)),
+    )
+    label_draw(f"transport: newline {transport.newline}")
+    return transport
+
+
+@st.composite
+def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
+    """Sometimes a small ``max_argument_bytes``, where no strict rejection could come first."""
+    if not calls or not draw(rarely(8)) or any(plan.header_arguments for plan in calls):
+        return Limits()
+    largest = max(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)
+    label_draw("limits: small max_argument_bytes")
+    return Limits(max_argument_bytes=draw(st.integers(1, max(1, largest))))
+
+
+def _predictable(spec: StreamSpec) -> bool:
+    rendered = render(spec)
+    try:
+        for profile in PROFILES:
+            expect(spec, rendered, profile)
+    except PlanError:
+        return False
+    return True
+
+
+@st.composite
+def _endings(draw: st.DrawFn) -> Ending:
+    if not draw(rarely(45)):
+        label_draw("responses: completed")
+        return Ending()
+    error = draw(sometimes(None, _ERRORS, 15))
+    if error is not None:
+        label_draw(f"responses: error {error}")
+        return Ending(error=error)
+    finish = draw(st.sampled_from(_FINISHES))
+    after: tuple[str, ...] = () if finish is None else draw(sometimes((), _AFTER, 10))
+    cut = draw(rarely(15)) and not after
+    label_draw(f"responses: finish {finish}")
+    return Ending(finish=finish, after_finish=after, cut=cut)
+
+
+@st.composite
+def responses_stream_specs(
+    draw: st.DrawFn,
+    tool_set: Sequence[Tool] | None,
+    max_calls: int,
+    max_choices: int,
+    lone_surrogates: bool,
+) -> StreamSpec:
+    """A Responses stream (the arguments are those of every generator; choices are always 1)."""
+    exposed = tuple(tool_set) if tool_set is not None else draw(tools())
+    schedule = draw(sometimes("sequential", _SCHEDULES, 35))
+    drawn = draw(
+        call_plans(
+            exposed,
+            choices=1,
+            schedule=schedule,
+            max_calls=max_calls,
+            lone_surrogates=lone_surrogates,
+        )
+    )
+    header = draw(rarely(10))
+    calls = tuple(_as_item(plan, header) for plan in drawn)
+    if header:
+        label_draw("responses: arguments in output_item.added")
+    content = draw(sometimes(None, ("Let me check.", "Sure 😀\n"), 20))
+    spec = StreamSpec(
+        tools=exposed,
+        calls=calls,
+        schedule=schedule,
+        noise=Noise(
+            content=content, usage=draw(rarely(20)), keepalive=draw(sometimes(0, (1,), 10))
+        ),
+        ending=draw(_endings()),
+        transport=draw(_transports()),
+        limits=draw(_limits(calls)),
+        dialect=_DIALECT,
+    )
+    if not _predictable(spec):
+        reject()
+    label_draw(f"schedule: {schedule}")
+    aim(float(sum(len(plan.fragments) for plan in calls)), "fragments")
+    return spec
