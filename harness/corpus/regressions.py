@@ -32,6 +32,7 @@ from jsonschema import Draft202012Validator
 
 from callstream.reference import Tool
 
+from ..core.dialects import DEFAULT_DIALECT
 from ..core.spec import CallPlan, Expected, ExpectedCall, Scenario, Splitting, StreamSpec
 from .scenario import load_scenarios, scenario_schema
 
@@ -157,6 +158,8 @@ def _scenario(scenario: Scenario) -> dict[str, Any]:
 def _stream(spec: StreamSpec) -> dict[str, Any]:
     """The keys of a scenario that describe its stream; knobs at their defaults are left out."""
     out: dict[str, Any] = {"tools": [_tool(tool) for tool in spec.tools]}
+    if spec.dialect != DEFAULT_DIALECT:
+        out["dialect"] = spec.dialect
     if limits := _knobs(spec.limits):
         out["limits"] = limits
     if spec.choices != 1:

@@ -35,15 +35,21 @@ class InProcess:
     control back is for the supervising process to notice."""
 
     def __init__(self, implementation: Implementation, timeout: float) -> None:
-        self.factory = _contained(implementation.factory)
+        self.implementation = implementation
+        self.factories: dict[str, Callable[..., Any]] = {}
+        """The contained factory of each dialect's streams (``Implementation.factory_for``)."""
         self.exposed = implementation.declaration.observables
         self.timeout = timeout
 
     def __call__(self, scenario: Scenario, profile: str, splitting: Splitting) -> CaseResult:
         """The verdict on the case, run here."""
+        dialect = scenario.spec.dialect
+        if dialect not in self.factories:
+            self.factories[dialect] = _contained(self.implementation.factory_for(dialect))
+        factory = self.factories[dialect]
         try:
             with _time_limit(self.timeout) as timer:
-                case = run_case(scenario, profile, splitting, self.factory, self.exposed)
+                case = run_case(scenario, profile, splitting, factory, self.exposed)
         except StreamTimeout:  # the signal came between two calls into the implementation
             return _failed(scenario, profile, splitting, "no_hang", self._late())
         if timer.fired and not any(failure.check == "no_hang" for failure in case.failures):

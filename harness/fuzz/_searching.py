@@ -22,6 +22,7 @@ from ..core.declaration import Implementation
 from ..core.rendering import render
 from ..core.spec import Scenario, Splitting
 from ..core.split import chunkings
+from ..strategies import GENERATORS
 from ._beacon import _Beacon
 from ._profiles import _Replay, database_for, settings_for
 from ._running import Run
@@ -128,6 +129,14 @@ def _search(
             raise _Found(case.failures[0].message if case.failures else case.outcome)
         tick(outcome.examples, strategies.seen_events(), bool(failing))
 
+    # The streams of the dialects the implementation reads (each dialect its generator).
+    spoken = [name for name in implementation.declaration.dialects if name in GENERATORS]
+    drawn = (
+        strategies.scenarios(dialect=spoken[0] if spoken else "openai-chat")
+        if len(spoken) <= 1
+        else st.sampled_from(spoken).flatmap(lambda name: strategies.scenarios(dialect=name))
+    )
+
     def attempt(examples: int, batch: int) -> bool:
         """One Hypothesis run; True when it found (and shrank) a failure."""
 
@@ -142,7 +151,7 @@ def _search(
                 chosen, phases=tuple(p for p in chosen.phases if p is not Phase.reuse)
             )
 
-        @given(scenario=strategies.scenarios(), data=st.data())
+        @given(scenario=drawn, data=st.data())
         @chosen
         def property(scenario: Scenario, data: st.DataObject) -> None:
             check(scenario, data)

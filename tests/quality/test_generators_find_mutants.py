@@ -10,6 +10,7 @@ reproduces the bug on the mutant and passes on the reference.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -56,4 +57,5 @@ def test_the_generators_find_and_shrink_the_mutant(name: str, tmp_path: Path) ->
     (splitting,) = saved.splittings
     replayed = run_case(saved, "lenient", splitting, mutant.factory)
     assert replayed.outcome == "failed", replayed
-    assert run_case(saved, "lenient", splitting, reference).outcome == "passed"
+    in_dialect = partial(reference, dialect=saved.spec.dialect)
+    assert run_case(saved, "lenient", splitting, in_dialect).outcome == "passed"
