@@ -8,12 +8,16 @@ from pathlib import Path
 import pytest
 
 from callstream.cli import main
-from callstream.core.dialects import DIALECTS, not_certifiable
+from callstream.core.dialects import DIALECTS
 from callstream.corpus.linting import coverage, lint
 from callstream.corpus.scenario import load_scenarios
-from callstream.rules import OPENAI_CHAT_QUIRKS, RULES
+from callstream.rules import ANTHROPIC_MESSAGES_QUIRKS, OPENAI_CHAT_QUIRKS, RULES
 
-COVERABLE = [rule for rule in RULES if rule not in not_certifiable(["openai-chat"])]
+COVERABLE = [rule for rule in RULES if rule not in DIALECTS["openai-chat"].not_certifiable]
+"""The rules an openai-chat scenario can cover."""
+ANTHROPIC_COVERABLE = [
+    rule for rule in RULES if rule not in DIALECTS["anthropic-messages"].not_certifiable
+]
 CATALOGUE = Path(__file__).resolve().parent.parent / "scenarios" / "tools.yaml"
 
 
@@ -116,11 +120,16 @@ def test_coverage_lists_the_scenarios_citing_each_rule_and_quirk(tmp_path: Path)
 def test_lint_without_paths_lints_the_corpus(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """With no PATH, lint reads scenarios/openai-chat and scenarios/regressions (not the tool
-    catalogue or recordings), and reports coverage gaps against scenarios/openai-chat."""
+    """With no PATH, lint reads every dialect's folder and scenarios/regressions (not the tool
+    catalogue or recordings), and reports coverage gaps against each dialect's folder."""
     root = tmp_path / "scenarios"
-    for folder in ("openai-chat", "regressions", "recordings"):
+    for folder in ("openai-chat", "anthropic-messages", "regressions", "recordings"):
         (root / folder).mkdir(parents=True)
+    write(
+        root / "anthropic-messages",
+        "b.yaml",
+        scenario("three", ANTHROPIC_COVERABLE, ANTHROPIC_MESSAGES_QUIRKS),
+    )
     (root / "tools.yaml").write_text(CATALOGUE.read_text(encoding="utf-8"), encoding="utf-8")
     write(root / "openai-chat", "a.yaml", scenario("one", ["A9"]))
     write(root / "regressions", "r.yaml", scenario("two", COVERABLE[1:], OPENAI_CHAT_QUIRKS))

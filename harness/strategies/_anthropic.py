@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Literal
 
 from hypothesis import reject
 from hypothesis import strategies as st
@@ -95,7 +96,7 @@ def _endings(draw: st.DrawFn) -> Ending:
     if not draw(rarely(45)):
         return Ending()
     finish = draw(st.sampled_from(_FINISHES))
-    error = "event" if draw(rarely(10)) else None
+    error: Literal["event"] | None = "event" if draw(rarely(10)) else None
     done = not draw(rarely(25))
     cut = draw(rarely(15)) and error is None and (done or finish is not None)
     label_draw(f"anthropic: stop_reason {finish}" if error is None else "anthropic: error")
@@ -144,7 +145,8 @@ def anthropic_stream_specs(
         keepalive=draw(sometimes(0, (1, 2), 15)),
     )
     limits = Limits()
-    if calls and draw(rarely(6)) and not any(p.omit_index or p.index for p in calls):
+    small = draw(rarely(6))
+    if calls and small and not any(p.omit_index or p.index for p in calls):
         largest = max(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)
         limits = Limits(max_argument_bytes=draw(st.integers(1, max(1, largest))))
         label_draw("limits: small max_argument_bytes")

@@ -324,13 +324,13 @@ class AnthropicMessages:
             block = open_blocks[0]
             self._book.deviation("C1", f"{what} without an index", block.slot)
             return block
-        block = self._blocks.get(index) if _is_index(index) else None
-        if block is None or not block.open:
-            state = "no" if block is None else "a stopped"
+        found = self._blocks.get(index) if _is_index(index) else None
+        if found is None or not found.open:
+            state = "no" if found is None else "a stopped"
             detail = f"{what} for index {_clip(index)}, which has {state} block"
             self._book.findings.record("A3", detail)
             raise StreamFailure(Reason.PROTOCOL_ERROR, f"event {self._events}: {detail}")
-        return block
+        return found
 
     def _boundary(self, block: _Block) -> None:
         """The block's input is final: complete the call now if its text is complete JSON,

@@ -109,7 +109,8 @@ def expect_anthropic_messages(spec: StreamSpec, rendered: Rendered, profile: str
             offset = rendered.finish_offset(0)
             calls.append(_completed(completer, plan, base, text, offset))
         else:
-            calls.append(ExpectedCall("rejected", _ENDINGS.get(reason, "provider_finish"), **base))
+            ending_reason = _ENDINGS.get(str(reason), "provider_finish")
+            calls.append(ExpectedCall("rejected", ending_reason, **base))
     return Expected(tuple(calls), frozenset(findings))
 
 
