@@ -35,11 +35,14 @@ _ERRORS: tuple[Any, ...] = ("nested", "flat", "event")
 _AFTER = (("duplicate_finish",), ("late_delta",))
 
 
-def _as_item(plan: CallPlan, header: bool) -> CallPlan:
-    """``plan`` with only the knobs a Responses call item has."""
+def _as_item(plan: CallPlan, header: bool, shared: bool, done_only: bool) -> CallPlan:
+    """``plan`` with only the knobs a Responses call item has: at output_index 0 when
+    ``shared`` (a gateway that numbers every item 0, quirk R8), its text sent in ``.done`` and
+    ``output_item.done`` only when ``done_only`` (Codex Spark, earendil-works/pi#2745)."""
     return replace(
         plan,
-        index=None,
+        index=0 if shared else None,
+        fragments=() if done_only else plan.fragments,
         omit_index=False,
         id_policy=plan.id_policy if plan.id_policy in ("once", "omit", "empty") else "once",
         name_policy=plan.name_policy if plan.name_policy in ("once", "omit") else "once",
@@ -123,9 +126,16 @@ def responses_stream_specs(
         )
     )
     header = draw(rarely(10))
-    calls = tuple(_as_item(plan, header) for plan in drawn)
-    if header:
-        label_draw("responses: arguments in output_item.added")
+    shared = len(drawn) > 1 and draw(rarely(10))
+    done_only = draw(rarely(10))
+    calls = tuple(_as_item(plan, header, shared, done_only) for plan in drawn)
+    for knob, on in (
+        ("arguments in output_item.added", header),
+        ("one output_index", shared),
+        ("text only in .done", done_only),
+    ):
+        if on:
+            label_draw(f"responses: {knob}")
     content = draw(sometimes(None, ("Let me check.", "Sure 😀\n"), 20))
     spec = StreamSpec(
         tools=exposed,
