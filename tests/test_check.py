@@ -72,7 +72,7 @@ def test_the_reference_has_the_shape_and_the_check_says_what_it_saw() -> None:
     lines = out.getvalue().splitlines()
     assert lines[:7] == [
         f"callstream check {DEFAULT}",
-        "  declares: profile lenient, dialects openai-chat, anthropic-messages",
+        "  declares: profile lenient, dialects openai-chat, anthropic-messages, openai-responses",
         "  exposes: incremental, status, reason, arguments_text, arguments, ids, choices, findings",
         "  fields checked: choice, index, id, name, arguments_text, arguments, status, reason",
         "  plain call: ready at feed() of chunk 3 of 3",

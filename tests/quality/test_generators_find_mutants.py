@@ -31,6 +31,15 @@ SHRINK_TIME = 15.0
 drops calls and tools (``callstream.fuzz.minimise``) does not count against it."""
 
 
+CORPUS_ONLY = {
+    "responses_ignores_done": "its bug shows only when a call's text comes in .done alone, "
+    "which a plan cannot send (its fragments must concatenate to its arguments)",
+    "responses_keeps_added_arguments": "its bug shows only when no .done restates the text, "
+    "which a plan always sends",
+}
+"""Mutants only the corpus's literal streams catch, and why the generators cannot."""
+
+
 GAPS = {
     "anthropic_requires_event_lines": "the anthropic-messages generator never drops the event: "
     "lines (a StreamSpec has no knob for it yet); the corpus kills it",
@@ -47,7 +56,7 @@ the generators, each killed by the corpus meanwhile (tests/test_corpus.py)."""
     "name",
     [
         pytest.param(name, marks=pytest.mark.xfail(reason=GAPS[name])) if name in GAPS else name
-        for name in sorted(MUTANTS)
+        for name in sorted(set(MUTANTS) - set(CORPUS_ONLY))
     ],
 )
 def test_the_generators_find_and_shrink_the_mutant(name: str, tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
     calls = []
     indices = output_indices(spec)
     for number, plan in enumerate(spec.calls):
-        rejected = _quirks(plan, number, indices, findings)
+        rejected = _quirks(plan, number, indices, spec.noise.content is not None, findings)
         base: dict[str, Any] = {
             "index": number,
             "name": plan.name,
@@ -82,10 +82,13 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
     return Expected(tuple(calls), frozenset(findings))
 
 
-def _quirks(plan: CallPlan, number: int, indices: list[int], findings: set[QuirkId]) -> str | None:
-    """Record the call's quirks; the one the strict profile rejects it for, if any."""
+def _quirks(
+    plan: CallPlan, number: int, indices: list[int], message: bool, findings: set[QuirkId]
+) -> str | None:
+    """Record the call's quirks; the one the strict profile rejects it for, if any. A message
+    item before the calls holds output_index 0."""
     rejected = None
-    if indices[number] in indices[:number]:
+    if indices[number] in [*([0] if message else []), *indices[:number]]:
         findings.add(_QUIRK["R8"])
         rejected = "R8"
     if plan.header_arguments and plan.arguments:
