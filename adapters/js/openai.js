@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+'use strict';
+// openai-node as a pipe adapter: `cmd:node adapters/js/openai.js`.
+//
+// The user code path of the SDK's helpers.md ("Chat Completions API", `.stream()`):
+//
+//   const stream = client.chat.completions.stream({ model, messages, tools });
+//   stream.on('content', …);                        // text shown as it comes
+//   const completion = await stream.finalChatCompletion();
+//   for (const call of completion.choices[0].message.tool_calls ?? []) run(call);
+//
+// Paths are in the installed package (node_modules/openai/lib/ChatCompletionStream.js).
+// `#accumulateChatCompletion` folds each chunk into a snapshot; `finalizeChatCompletion`
+// turns it into the final completion and throws `OpenAIError` where the snapshot is not a
+// completion it will hand back ("missing finish_reason for choice 0", "missing
+// choices[0].tool_calls[0].function.name", "invalid tool call index", …). It refuses a
+// `length` or `content_filter` finish (`LengthFinishReasonError`…) only for strict or
+// auto-parseable tools; the plain tools most users declare, offered here, get the call back.
+// An error payload inside the stream throws `APIError`.
+//
+// Observables (the trust rules, docs/contract.md): every call handed back is `ready` with its
+// id, its text and its choice; a refusal is one of the SDK's own error classes, which rejects
+// every call of the snapshot it stopped at. The SDK gives no parse of the arguments (the
+// caller's JSON.parse is no part of it) and no machine-readable reason: most refusals are one
+// class, `OpenAIError`, told apart only by message, so `reason` is not observable. An
+// exception of any other class (a TypeError in the fold) is the library's crash.
+
+const OpenAI = require('openai');
+const { BASE_URL, MESSAGES, MODEL, callResult, serve, servingFetch } = require('./lib/pipe');
+
+/** The tools of a `run` as chat-completions tools: functions, and custom tools with format. */
+function openaiTools(tools) {
+  return tools.map((tool) =>
+    tool.type === 'custom'
+      ? { type: 'custom', custom: tool.format ? { name: tool.name, format: tool.format } : { name: tool.name } }
+      : {
+          type: 'function',
+          function: { name: tool.name, parameters: tool.parameters || { type: 'object', properties: {} } },
+        },
+  );
+}
+
+/** The calls of each choice of a completion (final or snapshot): [choice, index, call]. */
+function callsOf(completion) {
+  const found = [];
+  for (const choice of (completion && completion.choices) || []) {
+    if (!choice || !choice.message) continue;
+    const message = choice.message;
+    (message.tool_calls || []).forEach((call, index) => call && found.push([choice.index, index, call]));
+    if (message.function_call) found.push([choice.index, (message.tool_calls || []).length, { function: message.function_call, id: null }]);
+  }
+  return found;
+}
+
+function result(choice, index, call, rejected) {
+  if (call.type === 'custom') {
+    const custom = call.custom || {};
+    return callResult(choice, index, call.id, custom.name, custom.input, { rejected, arguments: custom.input, kind: 'custom' });
+  }
+  const fn = call.function || {};
+  return callResult(choice, index, call.id, fn.name, fn.arguments, { rejected });
+}
+
+async function assemble(chunks, tools) {
+  const client = new OpenAI({ apiKey: 'callstream', baseURL: BASE_URL, maxRetries: 0, fetch: servingFetch(chunks) });
+  const request = { model: MODEL, messages: MESSAGES };
+  if (tools.length) request.tools = openaiTools(tools);
+  const stream = client.chat.completions.stream(request);
+  let snapshot = null;
+  stream.on('chunk', (_chunk, current) => {
+    snapshot = current;
+  });
+  stream.on('error', () => {}); // finalChatCompletion() rejects with it
+  try {
+    const completion = await stream.finalChatCompletion();
+    return callsOf(completion).map(([choice, index, call]) => result(choice, index, call, null));
+  } catch (error) {
+    if (!(error instanceof OpenAI.OpenAIError) || error instanceof OpenAI.APIConnectionError) throw error;
+    const reason = error instanceof OpenAI.LengthFinishReasonError ? 'truncated'
+      : error instanceof OpenAI.ContentFilterFinishReasonError ? 'filtered'
+      : error instanceof OpenAI.APIError ? 'stream_error' : 'protocol_error';
+    return callsOf(snapshot).map(([choice, index, call]) => result(choice, index, call, reason));
+  }
+}
+
+serve({
+  name: 'openai-node',
+  packages: ['openai'],
+  observables: ['status', 'arguments_text', 'ids', 'choices'],
+  assemble,
+});
