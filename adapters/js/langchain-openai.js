@@ -80,7 +80,7 @@ async function assemble(chunks, tools) {
 }
 
 serve({
-  name: 'langchain-openai',
+  name: 'langchain-openai-js',
   packages: ['@langchain/openai', '@langchain/core', 'openai'],
   observables: ['status', 'reason', 'arguments_text', 'arguments', 'ids'],
   assemble,
