@@ -26,6 +26,7 @@
 // exception of any other class (a TypeError in the fold) is the library's crash.
 
 const OpenAI = require('openai');
+const { ContentFilterFinishReasonError, LengthFinishReasonError } = require('openai/error');
 const { BASE_URL, MESSAGES, MODEL, callResult, serve, servingFetch } = require('./lib/pipe');
 
 /** The tools of a `run` as chat-completions tools: functions, and custom tools with format. */
@@ -52,13 +53,13 @@ function callsOf(completion) {
   return found;
 }
 
-function result(choice, index, call, rejected) {
+function result(choice, index, call, rejected, detail) {
   if (call.type === 'custom') {
     const custom = call.custom || {};
-    return callResult(choice, index, call.id, custom.name, custom.input, { rejected, arguments: custom.input, kind: 'custom' });
+    return callResult(choice, index, call.id, custom.name, custom.input, { rejected, arguments: custom.input, kind: 'custom', detail });
   }
   const fn = call.function || {};
-  return callResult(choice, index, call.id, fn.name, fn.arguments, { rejected });
+  return callResult(choice, index, call.id, fn.name, fn.arguments, { rejected, detail });
 }
 
 async function assemble(chunks, tools) {
@@ -76,10 +77,10 @@ async function assemble(chunks, tools) {
     return callsOf(completion).map(([choice, index, call]) => result(choice, index, call, null));
   } catch (error) {
     if (!(error instanceof OpenAI.OpenAIError) || error instanceof OpenAI.APIConnectionError) throw error;
-    const reason = error instanceof OpenAI.LengthFinishReasonError ? 'truncated'
-      : error instanceof OpenAI.ContentFilterFinishReasonError ? 'filtered'
+    const reason = error instanceof LengthFinishReasonError ? 'truncated'
+      : error instanceof ContentFilterFinishReasonError ? 'filtered'
       : error instanceof OpenAI.APIError ? 'stream_error' : 'protocol_error';
-    return callsOf(snapshot).map(([choice, index, call]) => result(choice, index, call, reason));
+    return callsOf(snapshot).map(([choice, index, call]) => result(choice, index, call, reason, `${error.constructor.name}: ${error.message}`));
   }
 }
 

@@ -47,8 +47,9 @@ function servingFetch(chunks, requests = []) {
   };
 }
 
-/** A result in the contract's shape: `ready` unless `rejected` names why. */
-function callResult(choice, index, id, name, text, { rejected = null, arguments: args = null, kind } = {}) {
+/** A result in the contract's shape: `ready` unless `rejected` names why; `detail` says in the
+ * library's words what refused it. */
+function callResult(choice, index, id, name, text, { rejected = null, arguments: args = null, kind, detail } = {}) {
   const result = {
     choice,
     index,
@@ -60,6 +61,7 @@ function callResult(choice, index, id, name, text, { rejected = null, arguments:
     reason: rejected,
   };
   if (kind) result.kind = kind;
+  if (detail) result.detail = detail;
   return result;
 }
 
