@@ -4,10 +4,10 @@ libraries × rules.
 
 Theory of operation. :func:`run_matrix` runs the chosen scenarios, in every dialect, on each
 adapter that can run here through the normal runner (an adapter is judged on the scenarios of
-the dialects it declares; the others are not applicable to it), so each library gets its usual report folder (``<out>/<adapter>/report.jsonl``
-and every format rendered from it), then writes ``matrix.json``: which adapters ran, with their
-library versions, language, timings and the splittings used, and which could not run and
-why. :func:`render_matrix` renders
+the dialects it declares; the others are not applicable to it), so each library gets its usual
+report folder (``<out>/<adapter>/report.jsonl`` and every format rendered from it), then writes
+``matrix.json``: which adapters ran, with their library versions, language, timings and the
+splittings used, and which could not run and why. :func:`render_matrix` renders
 ``matrix.md`` and ``matrix.html`` from those files alone (:mod:`.page`), as ``render_reports``
 does for one run.
 
@@ -140,8 +140,12 @@ def run_matrix(
         "in_process_ms_per_stream": _in_process_cost(chosen),
         "columns": columns,
         "not_run": [
-            {"adapter": e.name, "language": e.language, "connectable": e.connectable,
-             "reason": e.missing}
+            {
+                "adapter": e.name,
+                "language": e.language,
+                "connectable": e.connectable,
+                "reason": e.missing,
+            }
             for e in adapters
             if e.missing is not None
         ],
