@@ -88,6 +88,8 @@ def test_every_adapter_declares_what_it_exposes_and_none_releases_before_close()
     assert [name for name in ALL if "choices" not in exposed[name]] == [
         "openai-done-events",
         "langchain",
+        "pydantic-ai",
+        "openai-agents",
     ]
     assert exposed["openai"] == exposed["openai-state"] == exposed["litellm"] | {"reason"}
 
