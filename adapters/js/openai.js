@@ -23,7 +23,8 @@
 // every call of the snapshot it stopped at. The SDK gives no parse of the arguments (the
 // caller's JSON.parse is no part of it) and no machine-readable reason: most refusals are one
 // class, `OpenAIError`, told apart only by message, so `reason` is not observable. An
-// exception of any other class (a TypeError in the fold) is the library's crash.
+// exception of any other class (a TypeError in the fold, which the runner wraps in an
+// OpenAIError whose `cause` it is) is the library's crash.
 
 const OpenAI = require('openai');
 const { ContentFilterFinishReasonError, LengthFinishReasonError } = require('openai/error');
@@ -47,8 +48,11 @@ function callsOf(completion) {
   for (const choice of (completion && completion.choices) || []) {
     if (!choice || !choice.message) continue;
     const message = choice.message;
-    (message.tool_calls || []).forEach((call, index) => call && found.push([choice.index, index, call]));
-    if (message.function_call) found.push([choice.index, (message.tool_calls || []).length, { function: message.function_call, id: null }]);
+    // Numbered by position among the calls present (D16): a snapshot keyed by wire index may
+    // have holes, which the caller's for…of would meet as `undefined`.
+    const calls = Array.from(message.tool_calls || []).filter((call) => call);
+    calls.forEach((call, index) => found.push([choice.index, index, call]));
+    if (message.function_call) found.push([choice.index, calls.length, { function: message.function_call, id: null }]);
   }
   return found;
 }
@@ -77,6 +81,9 @@ async function assemble(chunks, tools) {
     return callsOf(completion).map(([choice, index, call]) => result(choice, index, call, null));
   } catch (error) {
     if (!(error instanceof OpenAI.OpenAIError) || error instanceof OpenAI.APIConnectionError) throw error;
+    // The stream's runner wraps any other error in an OpenAIError, keeping it as the cause
+    // (EventStream's #handleError): a TypeError inside the fold is still the SDK's crash.
+    if (error.cause instanceof Error && !(error.cause instanceof OpenAI.OpenAIError)) throw error.cause;
     const reason = error instanceof LengthFinishReasonError ? 'truncated'
       : error instanceof ContentFilterFinishReasonError ? 'filtered'
       : error instanceof OpenAI.APIError ? 'stream_error' : 'protocol_error';

@@ -12,8 +12,9 @@
 // finish reason. `streamText` then parses each call's input against the tool's schema
 // (`parseToolCall` in ai/dist/index.js): a call whose text does not parse or validate, or
 // whose tool is unknown, comes back with `invalid: true` (and a `tool-error` part): the SDK
-// sets it apart, so its users do not run it. A stream error arrives as an `error` part; when
-// no step finished, `toolCalls` rejects (NoOutputGeneratedError).
+// sets it apart, so its users do not run it. A stream error arrives as an `error` part (or,
+// thrown inside the provider's transform, errors `fullStream` itself); when no step finished,
+// `toolCalls` rejects (NoOutputGeneratedError).
 //
 // Observables (docs/contract.md): each call handed back (`invalid` unset) is ready, with its
 // id and the SDK's parse of its input; a call set apart or never handed back is refused. The
@@ -51,8 +52,15 @@ export async function assembleWith(model, tools) {
     maxRetries: 0,
     onError: () => {}, // the error parts are read below
   });
-  for await (const part of result.fullStream) {
-    if (part.type === 'error' && !ownError(part.error)) throw part.error;
+  try {
+    for await (const part of result.fullStream) {
+      if (part.type === 'error' && !ownError(part.error)) throw part.error;
+    }
+  } catch (error) {
+    // A provider that throws inside its transform errors the whole stream: its own error
+    // class is its refusal, whose calls never reach `toolCalls`.
+    if (!ownError(error)) throw error;
+    return [];
   }
   let calls;
   try {
