@@ -42,15 +42,19 @@ function openaiTools(tools) {
   );
 }
 
-/** The calls of each choice of a completion (final or snapshot): [choice, index, call]. */
-function callsOf(completion) {
+/** The calls of each choice of a completion (final or snapshot): [choice, index, call], each
+ * choice's calls numbered by first appearance in the stream (D16: the SDK lists them by wire
+ * index, holes included, `firstSeen` maps "choice/wire index" to its order of appearance). */
+function callsOf(completion, firstSeen) {
   const found = [];
   for (const choice of (completion && completion.choices) || []) {
     if (!choice || !choice.message) continue;
     const message = choice.message;
-    // Numbered by position among the calls present (D16): a snapshot keyed by wire index may
-    // have holes, which the caller's for…of would meet as `undefined`.
-    const calls = Array.from(message.tool_calls || []).filter((call) => call);
+    const order = (wire) => firstSeen.get(`${choice.index}/${wire}`) ?? Number.MAX_SAFE_INTEGER;
+    const calls = Object.entries(message.tool_calls || [])
+      .filter(([, call]) => call)
+      .sort(([a], [b]) => order(a) - order(b) || Number(a) - Number(b))
+      .map(([, call]) => call);
     calls.forEach((call, index) => found.push([choice.index, index, call]));
     if (message.function_call) found.push([choice.index, calls.length, { function: message.function_call, id: null }]);
   }
@@ -72,13 +76,20 @@ async function assemble(chunks, tools) {
   if (tools.length) request.tools = openaiTools(tools);
   const stream = client.chat.completions.stream(request);
   let snapshot = null;
-  stream.on('chunk', (_chunk, current) => {
+  const firstSeen = new Map();
+  stream.on('chunk', (chunk, current) => {
     snapshot = current;
+    for (const choice of chunk.choices || []) {
+      for (const delta of (choice.delta && choice.delta.tool_calls) || []) {
+        const key = `${choice.index}/${delta.index}`;
+        if (!firstSeen.has(key)) firstSeen.set(key, firstSeen.size);
+      }
+    }
   });
   stream.on('error', () => {}); // finalChatCompletion() rejects with it
   try {
     const completion = await stream.finalChatCompletion();
-    return callsOf(completion).map(([choice, index, call]) => result(choice, index, call, null));
+    return callsOf(completion, firstSeen).map(([choice, index, call]) => result(choice, index, call, null));
   } catch (error) {
     if (!(error instanceof OpenAI.OpenAIError) || error instanceof OpenAI.APIConnectionError) throw error;
     // The stream's runner wraps any other error in an OpenAIError, keeping it as the cause
@@ -87,7 +98,7 @@ async function assemble(chunks, tools) {
     const reason = error instanceof LengthFinishReasonError ? 'truncated'
       : error instanceof ContentFilterFinishReasonError ? 'filtered'
       : error instanceof OpenAI.APIError ? 'stream_error' : 'protocol_error';
-    return callsOf(snapshot).map(([choice, index, call]) => result(choice, index, call, reason, `${error.constructor.name}: ${error.message}`));
+    return callsOf(snapshot, firstSeen).map(([choice, index, call]) => result(choice, index, call, reason, `${error.constructor.name}: ${error.message}`));
   }
 }
 

@@ -52,8 +52,10 @@ export async function assembleWith(model, tools) {
     maxRetries: 0,
     onError: () => {}, // the error parts are read below
   });
+  const firstSeen = new Map(); // tool-call id → order of its tool-input-start (D16)
   try {
     for await (const part of result.fullStream) {
+      if (part.type === 'tool-input-start' && !firstSeen.has(part.id)) firstSeen.set(part.id, firstSeen.size);
       if (part.type === 'error' && !ownError(part.error)) throw part.error;
     }
   } catch (error) {
@@ -69,7 +71,12 @@ export async function assembleWith(model, tools) {
     if (!ownError(error)) throw error;
     return [];
   }
+  // Numbered by first appearance (D16): `toolCalls` lists each call when its input completed.
+  const order = (call) => firstSeen.get(call.toolCallId) ?? Number.MAX_SAFE_INTEGER;
   return calls
+    .map((call, position) => ({ call, position }))
+    .sort((a, b) => order(a.call) - order(b.call) || a.position - b.position)
+    .map(({ call }) => call)
     .filter((call) => !call.invalid)
     .map((call, index) => callResult(0, index, call.toolCallId, call.toolName, null, { arguments: call.input }));
 }
