@@ -117,6 +117,8 @@ def test_every_decision_names_what_it_decides() -> None:
     """Each decision's heading names the rules or quirks it concerns (D1 concerns all rules),
     so that explaining one of them shows the decision."""
     decisions = [s for s in sections().values() if s.kind == "decision"]
-    assert [d.id for d in decisions] == [f"D{n}" for n in range(1, len(decisions) + 1)]
+    numbers = [int(d.id.removeprefix("D")) for d in decisions]
+    assert numbers == sorted(set(numbers))  # each area numbers its own range (D60–D79, …)
+    assert numbers[0] == 1
     for decision in decisions:
         assert decision.cites or decision.title.endswith("(all rules)"), decision.id
