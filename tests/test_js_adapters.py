@@ -78,8 +78,8 @@ CLEAN = one_call('{"city": ', '"Paris"}')
 @needs_node
 def test_every_js_adapter_declares_what_it_can_show_and_never_release_timing() -> None:
     """Results come out at close (the library reads the whole answer through fetch), so none
-    exposes "incremental"; the AI SDK hands back only parsed inputs of the calls it keeps, and
-    only the LangChain.js merge parses arguments and tells its refusals' reason."""
+    exposes "incremental"; the AI SDK and LangChain.js hand back parsed inputs, no text, and
+    none tells a machine-readable reason for a refusal."""
     exposed = {name: loaded(name).declaration for name in ALL}
     for declaration in exposed.values():
         assert declaration.observables <= set(OBSERVABLES)
@@ -88,13 +88,7 @@ def test_every_js_adapter_declares_what_it_can_show_and_never_release_timing() -
     assert exposed["openai-node"].observables == {"status", "arguments_text", "ids", "choices"}
     for name in AI_SDK:
         assert exposed[name].observables == {"arguments", "ids"}
-    assert exposed["langchain-openai-js"].observables == {
-        "status",
-        "reason",
-        "arguments_text",
-        "arguments",
-        "ids",
-    }
+    assert exposed["langchain-openai-js"].observables == {"status", "arguments", "ids"}
 
 
 @needs_node
@@ -105,7 +99,7 @@ def test_a_clean_stream_is_one_ready_call(adapter: str) -> None:
     assert (result["id"], result["name"], result["status"]) == ("call_abc", "get_weather", "ready")
     if adapter in AI_SDK or adapter == "langchain-openai-js":
         assert result["arguments"] == {"city": "Paris"}
-    if adapter in ("openai-node", "langchain-openai-js"):
+    if adapter == "openai-node":
         assert result["arguments_text"] == '{"city": "Paris"}'
 
 
@@ -151,12 +145,11 @@ def test_the_ai_sdk_sets_apart_a_call_whose_input_does_not_parse(adapter: str) -
 
 
 @needs_node
-def test_langchain_js_rejects_unparseable_arguments_as_malformed_json() -> None:
-    """The merged chunk's text that `parsePartialJson` cannot read lands in
-    `invalid_tool_calls`."""
+def test_langchain_js_sets_apart_unparseable_arguments() -> None:
+    """A group's text that `parsePartialJson` cannot read lands in `invalid_tool_calls`, with
+    the one error LangChain gives every call it sets apart, "Malformed args."."""
     [result] = assemble("langchain-openai-js", one_call('{"city": "Paris"} trailing'))
-    assert (result["status"], result["reason"]) == ("rejected", "malformed_json")
-    assert result["arguments_text"] == '{"city": "Paris"} trailing'
+    assert (result["status"], result["detail"]) == ("rejected", "Malformed args.")
 
 
 @needs_node

@@ -14,17 +14,20 @@
 // Responses API, @langchain/openai/dist/chat_models/) reads `choices[0]` of each chunk and
 // turns its tool-call deltas into `tool_call_chunks`; `concat` merges those by index
 // (`mergeLists`, @langchain/core/dist/utils/_merge); the merged `AIMessageChunk` parses each
-// chunk's text with `parsePartialJson` (@langchain/core/dist/messages/ai): an object makes a
-// `tool_calls` entry, anything else an `invalid_tool_calls` entry. The finish reason only
+// group's text with `parsePartialJson` (`collapseToolCallChunks`,
+// @langchain/core/dist/messages/utils.js): an object with an id makes a `tool_calls` entry,
+// anything else an `invalid_tool_calls` entry. The finish reason only
 // lands in `response_metadata`; nothing acts on it.
 //
 // Observables (docs/contract.md): `tool_calls` entries are ready, with LangChain's parse as
-// their arguments and the merged chunk's text; `invalid_tool_calls` are rejected
-// `malformed_json` (the one reason LangChain sets a call apart for). An error payload inside
-// the stream throws the openai SDK's `APIError` (no HTTP status): the calls it cut short are
-// rejected `stream_error`. Several choices are not observable (choices[0] only). Any other
-// exception is the library's crash. Custom tools are offered as functions of the same name
-// (`bindTools` sends a custom tool to the Responses API).
+// their arguments; `invalid_tool_calls` are rejected. LangChain sets a call apart with the one
+// error "Malformed args." whether its text did not parse or it had no id
+// (`collapseToolCallChunks`, @langchain/core/dist/messages/utils.js), so `reason` is not
+// observable (D61); it hands back no text of a ready call, so neither is `arguments_text`. An
+// error payload inside the stream throws the openai SDK's `APIError` (no HTTP status): the
+// merged calls it cut short are rejected. Several choices are not observable (choices[0]
+// only). Any other exception is the library's crash. Custom tools are offered as functions of
+// the same name (`bindTools` sends a custom tool to the Responses API).
 
 const { ChatOpenAI } = require('@langchain/openai');
 const { concat } = require('@langchain/core/utils/stream');
@@ -41,22 +44,25 @@ function inBandError(error) {
   );
 }
 
-/** Each merged tool-call chunk with the entry LangChain made of it, in stream order. */
+/** LangChain's own verdicts, `tool_calls` ready with its parse and `invalid_tool_calls`
+ * rejected, numbered by where each call's first chunk stands in `tool_call_chunks` (D16). */
 function classified(message) {
   if (!(message instanceof AIMessageChunk)) return [];
-  const ready = [...(message.tool_calls || [])];
-  const invalid = [...(message.invalid_tool_calls || [])];
-  return (message.tool_call_chunks || []).map((piece, index) => {
-    const text = piece.args === undefined ? null : piece.args;
-    const bad = invalid[0];
-    if (bad && bad.name === piece.name && bad.args === piece.args && bad.id === piece.id) {
-      invalid.shift();
-      return callResult(0, index, bad.id, bad.name, text, { rejected: 'malformed_json' });
-    }
-    const call = ready.shift();
-    if (call === undefined) return callResult(0, index, piece.id, piece.name, text, { rejected: 'malformed_json' });
-    return callResult(0, index, call.id, call.name, text, { arguments: call.args });
-  });
+  const chunks = message.tool_call_chunks || [];
+  const firstAt = (entry) => {
+    const at = chunks.findIndex((c) => (entry.id ? c.id === entry.id : !c.id && (c.name ?? '') === (entry.name ?? '')));
+    return at < 0 ? Number.MAX_SAFE_INTEGER : at;
+  };
+  const entries = [
+    ...(message.tool_calls || []).map((call, n) => ({ call, ready: true, n })),
+    ...(message.invalid_tool_calls || []).map((call, n) => ({ call, ready: false, n: 1e6 + n })),
+  ];
+  entries.sort((a, b) => firstAt(a.call) - firstAt(b.call) || a.n - b.n);
+  return entries.map(({ call, ready }, index) =>
+    ready
+      ? callResult(0, index, call.id, call.name, null, { arguments: call.args })
+      : callResult(0, index, call.id, call.name, null, { rejected: 'malformed_json', detail: call.error }),
+  );
 }
 
 async function assemble(chunks, tools) {
@@ -82,6 +88,6 @@ async function assemble(chunks, tools) {
 serve({
   name: 'langchain-openai-js',
   packages: ['@langchain/openai', '@langchain/core', 'openai'],
-  observables: ['status', 'reason', 'arguments_text', 'arguments', 'ids'],
+  observables: ['status', 'arguments', 'ids'],
   assemble,
 });
