@@ -242,3 +242,11 @@ def test_the_matrix_lists_what_could_not_run(tmp_path: Path) -> None:
     assert (missing["adapter"], missing["language"]) == ("openai-node", "javascript")
     assert "Not run here:" in (out / "matrix.md").read_text()
     assert "npm ci --prefix" in (out / "matrix.html").read_text()
+
+
+@needs_node
+def test_a_number_json_cannot_spell_crosses_the_pipe_as_the_library_parsed_it() -> None:
+    """`1e400` parses to Infinity in JavaScript, as in Python; the pipe writes the token Python
+    reads, not the `null` of JSON.stringify, so the library is judged on its own parse."""
+    [result] = assemble("ai-sdk-openai", one_call('{"city": 1e400}'))
+    assert result["arguments"] == {"city": float("inf")}

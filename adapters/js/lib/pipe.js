@@ -74,12 +74,25 @@ function functionTools(tools) {
   }));
 }
 
+const NONCE = `\u0000callstream-${process.pid}-${Date.now()}:`;
+
+/** `value` as one JSON line, numbers JSON cannot spell (a library's parse of `1e400` is
+ * Infinity) written as the `Infinity`, `-Infinity` and `NaN` tokens Python's json reads, where
+ * JSON.stringify would write `null` and so change what the library handed back. */
+function exactJSON(value) {
+  const text = JSON.stringify(value, (_key, v) =>
+    typeof v === 'number' && !Number.isFinite(v) ? NONCE + String(v) : v,
+  );
+  const marked = JSON.stringify(NONCE).slice(1, -1);
+  return text.split(`"${marked}`).map((part, i) => (i === 0 ? part : part.replace(/^(-?Infinity|NaN)"/, '$1'))).join('');
+}
+
 /** Serve the protocol for `adapter`: `{name, packages, observables, assemble(chunks, tools)}`,
  * `assemble` resolving to the results of one whole stream. */
 function serve(adapter) {
   const input = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   let stream = null;
-  const write = (message) => process.stdout.write(JSON.stringify(message) + '\n');
+  const write = (message) => process.stdout.write(exactJSON(message) + '\n');
   const queue = [];
   let busy = false;
   async function handle(line) {
