@@ -222,7 +222,7 @@ def _markdown(
         "",
         _READING,
         "",
-        "| Rule | Title | " + " | ".join(md_code(c["connectable"]) for c, _ in columns) + " |",
+        "| Rule | Title | " + " | ".join(md_code(c["adapter"]) for c, _ in columns) + " |",
         "|---|---|" + "---|" * len(columns),
     ]
     for rule, title in RULES.items():
@@ -302,6 +302,8 @@ _MATRIX_CSS = """
 .grid td.state { text-align: center; white-space: nowrap; font-family: ui-monospace, monospace;
   color: var(--c); background: var(--bg); }
 .grid td.state a { color: inherit; }
+td.standing { white-space: nowrap; color: var(--c); background: var(--bg); }
+.wide { overflow-x: auto; }
 """
 
 
@@ -316,11 +318,13 @@ def _html_page(
         f"<td>{h(_hidden(report))}</td><td class='n'>{len(report.results)}</td>"
         + "".join(f"<td class='n'>{_counts(report)[o]}</td>" for o in OUTCOMES)
         + f"<td class='n'>{column['ms_per_stream']:.1f}</td>"
-        + f"<td class='state {_STANDING_STATE[_standing(report)[1]]}'>"
+        + f"<td class='state standing {_STANDING_STATE[_standing(report)[1]]}'>"
         f"{h(_standing(report)[0])}</td></tr>"
         for column, report in columns
     )
-    heads = "".join(f"<th><code>{h(c['connectable'])}</code></th>" for c, _ in columns)
+    heads = "".join(
+        f"<th title='{h(c['connectable'])}'><code>{h(c['adapter'])}</code></th>" for c, _ in columns
+    )
     tables = [rule_table(report.results) for _, report in columns]
     rows = []
     for rule, title in RULES.items():
@@ -362,8 +366,9 @@ def _html_page(
         + f"<th class='n'>ms/stream</th><th>Standing</th></tr></thead><tbody>{libraries}</tbody>"
         f"</table>{_html_not_run(index)}</section>",
         f"<section><h2>Rules</h2><p class='legend'>{h(_READING)}</p>"
+        "<div class='wide'>"
         f"<table class='grid'><thead><tr><th>Rule</th><th>Title</th>{heads}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table></section>",
+        f"<tbody>{''.join(rows)}</tbody></table></div></section>",
         *failures,
         "</main></body></html>",
     ]
