@@ -18,6 +18,8 @@ import pytest
 from callstream.cli import main
 from callstream.connect.connectables import load_implementation
 from callstream.core.declaration import OBSERVABLES, Implementation
+from callstream.core.rendering import render
+from callstream.corpus.scenario import corpus_paths, load_scenarios
 from callstream.matrix.roster import JS_ADAPTERS, roster
 from callstream.reference import Limits, Tool
 from tests.helpers import TOOLS, args, chunk, header, sse
@@ -250,3 +252,17 @@ def test_a_number_json_cannot_spell_crosses_the_pipe_as_the_library_parsed_it() 
     reads, not the `null` of JSON.stringify, so the library is judged on its own parse."""
     [result] = assemble("ai-sdk-openai", one_call('{"city": 1e400}'))
     assert result["arguments"] == {"city": float("inf")}
+
+
+@needs_node
+def test_deeply_nested_arguments_cross_the_pipe_whole() -> None:
+    """The pipe's own encoding adds no recursion: the corpus's deeply nested arguments, which
+    LangChain.js parses, arrive whole (a replacer in JSON.stringify overflowed the stack)."""
+    [scenario] = [
+        s
+        for s in load_scenarios(corpus_paths([], [])).scenarios
+        if s.id == "oc-v-deeply-nested-arguments"
+    ]
+    [result] = assemble("langchain-openai-js", render(scenario.spec).data, scenario.spec.tools)
+    assert result["status"] == "ready"
+    assert isinstance(result["arguments"]["blob"], list)

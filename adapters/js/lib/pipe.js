@@ -80,11 +80,24 @@ const NONCE = `\u0000callstream-${process.pid}-${Date.now()}:`;
  * Infinity) written as the `Infinity`, `-Infinity` and `NaN` tokens Python's json reads, where
  * JSON.stringify would write `null` and so change what the library handed back. */
 function exactJSON(value) {
+  if (!hasNonFinite(value)) return JSON.stringify(value); // a replacer costs stack depth
   const text = JSON.stringify(value, (_key, v) =>
     typeof v === 'number' && !Number.isFinite(v) ? NONCE + String(v) : v,
   );
   const marked = JSON.stringify(NONCE).slice(1, -1);
   return text.split(`"${marked}`).map((part, i) => (i === 0 ? part : part.replace(/^(-?Infinity|NaN)"/, '$1'))).join('');
+}
+
+/** Whether a number JSON cannot spell is anywhere in `value`, walked without recursion, so a
+ * deeply nested parse the library handed back is no deeper a problem here than for it. */
+function hasNonFinite(value) {
+  const pending = [value];
+  while (pending.length) {
+    const v = pending.pop();
+    if (typeof v === 'number' && !Number.isFinite(v)) return true;
+    if (v && typeof v === 'object') for (const key of Object.keys(v)) pending.push(v[key]);
+  }
+  return false;
 }
 
 /** Serve the protocol for `adapter`: `{name, packages, observables, assemble(chunks, tools)}`,
