@@ -58,9 +58,9 @@ IN_BAND_ERROR = sse(
 @pytest.mark.parametrize("adapter", ALL)
 def test_a_clean_stream_is_assembled_into_one_ready_call(adapter: str) -> None:
     """Every library gets the plain OpenAI stream right, byte by byte on the wire; only
-    langchain parses the arguments itself."""
+    langchain and pydantic-ai's agent parse the arguments themselves."""
     pieces = [CLEAN[i : i + 1] for i in range(len(CLEAN))]
-    parsed = {"city": "Paris"} if adapter == "langchain" else None
+    parsed = {"city": "Paris"} if adapter in ("langchain", "pydantic-ai") else None
     assert assemble(adapter, pieces) == [
         {
             "choice": 0,
@@ -77,17 +77,20 @@ def test_a_clean_stream_is_assembled_into_one_ready_call(adapter: str) -> None:
 
 def test_every_adapter_declares_what_it_exposes_and_none_releases_before_close() -> None:
     """The emulator serves a stream only at close(), so no adapter exposes release timing; the
-    done-event path hands back calls and nothing else, only langchain parses arguments, and
-    only langchain assembles a single choice."""
+    done-event path hands back calls and nothing else, only langchain and pydantic-ai's agent
+    parse arguments, and the done-event path, langchain and the frameworks assemble a single
+    choice."""
     assert installed() == ALL
     exposed = {name: load_implementation(f"http:{name}").declaration.observables for name in ALL}
     assert all(observables <= set(OBSERVABLES) for observables in exposed.values())
     assert not any("incremental" in observables for observables in exposed.values())
     assert exposed["openai-done-events"] == {"arguments_text", "ids"}
-    assert [name for name in ALL if "arguments" in exposed[name]] == ["langchain"]
+    assert [name for name in ALL if "arguments" in exposed[name]] == ["langchain", "pydantic-ai"]
     assert [name for name in ALL if "choices" not in exposed[name]] == [
         "openai-done-events",
         "langchain",
+        "pydantic-ai",
+        "openai-agents",
     ]
     assert exposed["openai"] == exposed["openai-state"] == exposed["litellm"] | {"reason"}
 
@@ -363,11 +366,15 @@ def test_one_streaming_request_offers_the_tools_and_is_never_retried(adapter: st
     """Each stream is asked for once, streaming, with the tools offered; a failed request is
     not sent again (retries off) and its error is raised as the library's."""
     emulator = shared_emulator()
-    [result] = assemble(adapter, [CLEAN], tools=[STOCK])
+    results = assemble(adapter, [CLEAN], tools=[STOCK])
     request = emulator.requests[-1]
     assert request["stream"] is True
     assert [tool["function"]["name"] for tool in request["tools"]] == ["get_stock_price"]
-    assert (result["name"], result["status"]) == ("get_weather", "ready")  # no name check
+    if adapter == "pydantic-ai":
+        assert results == []  # the agent runs no tool it was not given
+    else:
+        [result] = results
+        assert (result["name"], result["status"]) == ("get_weather", "ready")  # no name check
     model = emulator.register([b'{"error": {"message": "down"}}'], status=500)
     before = len([r for r in emulator.requests if r.get("model") == model])
     library: Any = load_implementation(f"http:{adapter}").factory

@@ -253,7 +253,14 @@ REPLAY = Command(
 
 def _matrix_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument(
-        "--adapters", metavar="A,B", help="comma-separated adapter names (default: installed)"
+        "--adapters", metavar="A,B", help="comma-separated adapter names (default: every one)"
+    )
+    command.add_argument(
+        "--js-adapters",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the JavaScript adapters' folder (default: adapters/js, in a checkout)",
     )
     command.add_argument(
         "--out",
@@ -290,6 +297,7 @@ def _matrix(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         timeout=args.timeout,
         scenarios=args.scenarios,
+        js_dir=args.js_adapters,
         argv=args.argv,
         stdout=sys.stdout,
         stderr=sys.stderr,
@@ -297,12 +305,15 @@ def _matrix(args: argparse.Namespace) -> int:
 
 
 MATRIX = Command(
-    "run the corpus through every installed client library (http: adapters)",
-    "Run the corpus on each installed http: adapter (openai, openai-state, "
-    "openai-done-events, langchain, litellm) through the normal runner, writing each one's "
-    "report folder, then matrix.md and matrix.html: library × rule, pass / fail / not "
-    "observable, each failure with its repro. Exits 0 once the matrix is written. Needs the "
-    "adapters extra.",
+    "run the corpus through every client library, Python and JavaScript",
+    "Run the corpus, every dialect, on each adapter that can run here: the Python http: "
+    "adapters (openai, openai-state, openai-done-events, langchain, litellm, …) and the "
+    "JavaScript pipe programs of adapters/js (openai-node, the AI SDK, LangChain.js), through "
+    "the normal runner, writing each one's report folder, then matrix.md and matrix.html: "
+    "library × rule, pass / fail / not observable, each failure with its repro; an adapter "
+    "whose runtime or packages are missing is listed as not run, with the reason. Exits 0 "
+    "once the matrix is written. Needs the adapters extra, and node with `npm ci` run in "
+    "adapters/js for the JavaScript ones.",
     run=_matrix,
     arguments=_matrix_arguments,
     parents=(CORPUS,),

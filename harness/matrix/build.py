@@ -1,10 +1,13 @@
-"""The third-party matrix: the corpus run through every installed client library (the ``http:``
-adapters), rendered as one table of libraries × rules.
+"""The third-party matrix: the corpus run through every installed client library (the Python
+``http:`` adapters and the JavaScript pipe programs of :mod:`.roster`), rendered as one table of
+libraries × rules.
 
-Theory of operation. :func:`run_matrix` runs the chosen scenarios on each adapter through the
-normal runner, so each library gets its usual report folder (``<out>/<adapter>/report.jsonl``
-and every format rendered from it), then writes ``matrix.json``: which adapters ran, with their
-library versions, timings and the splittings used. :func:`render_matrix` renders
+Theory of operation. :func:`run_matrix` runs the chosen scenarios, in every dialect, on each
+adapter that can run here through the normal runner (an adapter is judged on the scenarios of
+the dialects it declares; the others are not applicable to it), so each library gets its usual
+report folder (``<out>/<adapter>/report.jsonl`` and every format rendered from it), then writes
+``matrix.json``: which adapters ran, with their library versions, language, timings and the
+splittings used, and which could not run and why. :func:`render_matrix` renders
 ``matrix.md`` and ``matrix.html`` from those files alone (:mod:`.page`), as ``render_reports``
 does for one run.
 
@@ -24,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
-from ..connect.adapters import ADAPTERS, HttpAdapter, installed
+from ..connect.adapters import HttpAdapter
 from ..connect.connectables import load_implementation
 from ..core.case import CaseResult
 from ..core.observation import observe
@@ -42,6 +45,7 @@ from ..runner.cases import select_scenarios
 from ..runner.execution import run
 from ..runner.progress import make_progress
 from .page import INDEX, render_matrix
+from .roster import Entry, roster
 
 __all__ = [
     "MATRIX_SPLITTINGS",
@@ -69,7 +73,7 @@ def with_splittings(
 
 def run_matrix(
     scenarios: Sequence[Scenario],
-    adapters: Sequence[str],
+    adapters: Sequence[Entry],
     *,
     out: Path,
     splittings: Sequence[Splitting] = MATRIX_SPLITTINGS,
@@ -79,17 +83,21 @@ def run_matrix(
     stderr: TextIO | None = None,
     argv: Sequence[str] = (),
 ) -> list[Path]:
-    """Run ``scenarios`` (those ``select`` picks) under ``splittings`` on each adapter, write
-    each adapter's report folder under ``out`` and ``matrix.json``, then render the matrix;
-    the matrix files written."""
-    if not adapters:
-        raise UsageError("no adapter to run: name at least one")
+    """Run ``scenarios`` (those ``select`` picks) under ``splittings`` on each adapter that can
+    run here, write each one's report folder under ``out`` and ``matrix.json`` (listing the
+    others as not run, with the reason), then render the matrix; the matrix files written."""
+    if not any(entry.missing is None for entry in adapters):
+        missing = "; ".join(f"{entry.name}: {entry.missing}" for entry in adapters)
+        raise UsageError(f"no adapter can run here: {missing or 'name at least one'}")
     chosen = list(scenarios) if select is None else select_scenarios(scenarios, select)
     chosen = with_splittings(chosen, splittings)
     started = _now()
     columns = []
-    for name in adapters:
-        implementation = load_implementation(f"http:{name}")
+    for entry in adapters:
+        if entry.missing is not None:
+            continue
+        name = entry.name
+        implementation = load_implementation(entry.connectable)
         folder = out / name
         _clear(folder)
         if stderr is not None:
@@ -111,7 +119,9 @@ def run_matrix(
             {
                 "adapter": name,
                 "connectable": implementation.connectable,
-                "versions": _versions_of(implementation.factory),
+                "language": entry.language,
+                "dialects": list(implementation.declaration.dialects),
+                "versions": dict(entry.versions) or _versions_of(implementation.factory),
                 "folder": name,
                 "elapsed": round(time.perf_counter() - clock, 3),
                 "streams": streams,
@@ -129,6 +139,16 @@ def run_matrix(
         "splittings": [splitting.label for splitting in splittings],
         "in_process_ms_per_stream": _in_process_cost(chosen),
         "columns": columns,
+        "not_run": [
+            {
+                "adapter": e.name,
+                "language": e.language,
+                "connectable": e.connectable,
+                "reason": e.missing,
+            }
+            for e in adapters
+            if e.missing is not None
+        ],
     }
     out.mkdir(parents=True, exist_ok=True)
     (out / INDEX).write_text(json.dumps(index, indent=2, ensure_ascii=False) + "\n", "utf-8")
@@ -145,15 +165,17 @@ def matrix_command(
     jobs: int,
     timeout: float,
     scenarios: Sequence[str] = (),
+    js_dir: Path | None = None,
     argv: Sequence[str],
     stdout: TextIO,
     stderr: TextIO,
 ) -> int:
     """``callstream matrix``: run the corpus (``paths``, or the default corpus, and the user's
-    ``scenarios``) on every installed adapter (or those ``adapters`` names, comma-separated) and
-    write the matrix into ``out``. Returns 0 once it is written (the libraries' failures are its
-    content), 2 on a usage or scenario error."""
-    names = _adapters(adapters)
+    ``scenarios``) on every adapter, Python and JavaScript (or those ``adapters`` names,
+    comma-separated; ``js_dir`` holds the JavaScript ones) and write the matrix into ``out``,
+    listing those that cannot run here with the reason. Returns 0 once it is written (the
+    libraries' failures are its content), 2 on a usage or scenario error."""
+    names = _adapters(adapters, roster(js_dir))
     chosen_splittings = (
         MATRIX_SPLITTINGS
         if splittings is None
@@ -177,23 +199,18 @@ def matrix_command(
     return 0
 
 
-def _adapters(names: str | None) -> list[str]:
+def _adapters(names: str | None, entries: Sequence[Entry]) -> list[Entry]:
     if names is None:
-        found = installed()
-        if not found:
-            raise UsageError(
-                "no client library of an http: adapter is installed: "
-                "pip install 'callstream[adapters]'"
-            )
-        return found
+        return list(entries)
+    known = {entry.name: entry for entry in entries}
     chosen = [name.strip() for name in names.split(",") if name.strip()]
-    unknown = [name for name in chosen if name not in ADAPTERS]
+    unknown = [name for name in chosen if name not in known]
     if unknown or not chosen:
         raise UsageError(
             f"--adapters {names!r}: unknown {', '.join(unknown) or 'empty list'}; "
-            f"known: {', '.join(ADAPTERS)}"
+            f"known: {', '.join(known)}"
         )
-    return chosen
+    return [known[name] for name in chosen]
 
 
 def _versions_of(factory: object) -> dict[str, str]:

@@ -130,17 +130,30 @@ def _versions(column: Mapping[str, Any]) -> str:
     return ", ".join(f"{name} {version}" for name, version in column["versions"].items())
 
 
+def _language(column: Mapping[str, Any]) -> str:
+    """The adapter's language (a matrix written before there were two says none: Python)."""
+    return str(column.get("language", "python"))
+
+
+def _not_run(index: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The adapters that could not run where the matrix was made, each with the reason."""
+    return list(index.get("not_run", ()))
+
+
 def _intro(index: Mapping[str, Any], columns: Sequence[tuple[Mapping[str, Any], Report]]) -> str:
     costs = [column["ms_per_stream"] for column, _ in columns]
     cost = f"{min(costs):.0f}–{max(costs):.0f} ms" if costs else "?"
     splittings = ", ".join(index["splittings"])
     selected = f" selected by `-k {index['filter']}`" if index["filter"] else ""
     return (
-        f"The scenario corpus ({index['scenarios']} scenarios{selected}) run through each client "
-        "library's real stack: the provider emulator streams each case over HTTP on "
-        "127.0.0.1, one write per chunk, and the library's assembled calls are judged like any "
-        f"implementation's. Splittings: {splittings}, plus a scenario's own explicit offsets. "
-        f"A stream over HTTP costs {cost} here, against "
+        f"The scenario corpus ({index['scenarios']} scenarios{selected}, every dialect; a library "
+        "is judged on the dialects it declares) run through each client library's real stack: "
+        "for a Python library the provider emulator streams each case over HTTP on 127.0.0.1, "
+        "one write per chunk; a JavaScript library runs in a pipe program whose fetch answers "
+        "with the case's bytes, one read per chunk. The library's assembled calls are judged "
+        "like any implementation's. "
+        f"Splittings: {splittings}, plus a scenario's own explicit offsets. "
+        f"A stream through a library costs {cost} here, against "
         f"{index['in_process_ms_per_stream']:.2f} ms for the reference in process, and `bytes` "
         "and `pairs` would cost a request per byte or per cut: `--splittings` changes the set."
     )
@@ -183,19 +196,25 @@ def _markdown(
         "",
         "## Libraries",
         "",
-        "| Adapter | Versions | Exposes | Cases | "
+        "| Adapter | Language | Versions | Exposes | Cases | "
         + " | ".join(LABEL[outcome].capitalize() for outcome in OUTCOMES)
         + " | ms/stream |",
-        "|---|---|---|--:|" + "--:|" * len(OUTCOMES) + "--:|",
+        "|---|---|---|---|--:|" + "--:|" * len(OUTCOMES) + "--:|",
     ]
     for column, report in columns:
         counts = _counts(report)
         out.append(
-            f"| {md_code(column['connectable'])} | {md(_versions(column))} | "
-            f"{md(_hidden(report))} | {len(report.results)} | "
+            f"| {md_code(column['connectable'])} | {md(_language(column))} | "
+            f"{md(_versions(column))} | {md(_hidden(report))} | {len(report.results)} | "
             + " | ".join(str(counts[outcome]) for outcome in OUTCOMES)
             + f" | {column['ms_per_stream']:.1f} |"
         )
+    if not_run := _not_run(index):
+        out += ["", "Not run here:", ""]
+        out += [
+            f"- {md_code(entry['connectable'])} ({md(entry['language'])}): {md(entry['reason'])}"
+            for entry in not_run
+        ]
     tables = [rule_table(report.results) for _, report in columns]
     out += [
         "",
@@ -203,7 +222,7 @@ def _markdown(
         "",
         _READING,
         "",
-        "| Rule | Title | " + " | ".join(md_code(c["connectable"]) for c, _ in columns) + " |",
+        "| Rule | Title | " + " | ".join(md_code(c["adapter"]) for c, _ in columns) + " |",
         "|---|---|" + "---|" * len(columns),
     ]
     for rule, title in RULES.items():
@@ -276,10 +295,15 @@ def _indent(text: str, prefix: str) -> str:
 
 # --- HTML ---
 
+_STANDING_STATE = {"red": "failed", "brightgreen": "passed", "lightgrey": "not_applicable"}
+"""The page's own colour for a standing: it loads nothing, so it reads offline."""
+
 _MATRIX_CSS = """
 .grid td.state { text-align: center; white-space: nowrap; font-family: ui-monospace, monospace;
   color: var(--c); background: var(--bg); }
 .grid td.state a { color: inherit; }
+td.standing { white-space: nowrap; color: var(--c); background: var(--bg); }
+.wide { overflow-x: auto; }
 """
 
 
@@ -289,15 +313,18 @@ def _html_page(
     triaged: Sequence[Triage],
 ) -> str:
     libraries = "".join(
-        f"<tr><td><code>{h(column['connectable'])}</code></td><td>{h(_versions(column))}</td>"
+        f"<tr><td><code>{h(column['connectable'])}</code></td><td>{h(_language(column))}</td>"
+        f"<td>{h(_versions(column))}</td>"
         f"<td>{h(_hidden(report))}</td><td class='n'>{len(report.results)}</td>"
         + "".join(f"<td class='n'>{_counts(report)[o]}</td>" for o in OUTCOMES)
         + f"<td class='n'>{column['ms_per_stream']:.1f}</td>"
-        + f"<td><img alt='{h(_standing(report)[0])}' "
-        f"src='{h(_badge_url(column['adapter'], report))}'></td></tr>"
+        + f"<td class='state standing {_STANDING_STATE[_standing(report)[1]]}'>"
+        f"{h(_standing(report)[0])}</td></tr>"
         for column, report in columns
     )
-    heads = "".join(f"<th><code>{h(c['connectable'])}</code></th>" for c, _ in columns)
+    heads = "".join(
+        f"<th title='{h(c['connectable'])}'><code>{h(c['adapter'])}</code></th>" for c, _ in columns
+    )
     tables = [rule_table(report.results) for _, report in columns]
     rows = []
     for rule, title in RULES.items():
@@ -332,18 +359,32 @@ def _html_page(
         f"<p class='legend'>Generated by callstream {h(index['callstream'])} on "
         f"{h(index['started'])}.</p>",
         "</header><main>",
-        "<section><h2>Libraries</h2><table><thead><tr><th>Adapter</th><th>Versions</th>"
+        "<section><h2>Libraries</h2><table><thead><tr><th>Adapter</th><th>Language</th>"
+        "<th>Versions</th>"
         "<th>Exposes</th><th class='n'>Cases</th>"
         + "".join(f"<th class='n'>{h(LABEL[o])}</th>" for o in OUTCOMES)
-        + f"<th class='n'>ms/stream</th><th>Badge</th></tr></thead><tbody>{libraries}</tbody>"
-        "</table></section>",
+        + f"<th class='n'>ms/stream</th><th>Standing</th></tr></thead><tbody>{libraries}</tbody>"
+        f"</table>{_html_not_run(index)}</section>",
         f"<section><h2>Rules</h2><p class='legend'>{h(_READING)}</p>"
+        "<div class='wide'>"
         f"<table class='grid'><thead><tr><th>Rule</th><th>Title</th>{heads}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table></section>",
+        f"<tbody>{''.join(rows)}</tbody></table></div></section>",
         *failures,
         "</main></body></html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def _html_not_run(index: Mapping[str, Any]) -> str:
+    not_run = _not_run(index)
+    if not not_run:
+        return ""
+    items = "".join(
+        f"<li><code>{h(entry['connectable'])}</code> ({h(entry['language'])}): "
+        f"{h(entry['reason'])}</li>"
+        for entry in not_run
+    )
+    return f"<p>Not run here:</p><ul class='not-run'>{items}</ul>"
 
 
 def _html_bugs(found: Triage) -> str:

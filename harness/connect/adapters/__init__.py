@@ -10,6 +10,8 @@ module, imported only when asked for, and needs its library installed
     http:openai-done-events   openai SDK, chat.completions.stream(), each call at its done event
     http:langchain            langchain-openai ChatOpenAI.stream(), chunks summed with +
     http:litellm              litellm.completion(stream=True) + stream_chunk_builder()
+    http:pydantic-ai          pydantic-ai OpenAIChatModel, model_request_stream(); ToolCallParts
+    http:openai-agents        openai-agents OpenAIChatCompletionsModel.stream_response()
 """
 
 from __future__ import annotations
@@ -51,6 +53,15 @@ ADAPTERS: dict[str, Adapter] = {
         "callstream.connect.adapters.langchain", "chat_openai", "langchain_openai", "langchain"
     ),
     "litellm": Adapter("callstream.connect.adapters.litellm", "completion", "litellm", "litellm"),
+    "pydantic-ai": Adapter(
+        "callstream.connect.adapters.pydantic_ai_model", "chat_model", "pydantic_ai", "pydantic-ai"
+    ),
+    "openai-agents": Adapter(
+        "callstream.connect.adapters.openai_agents",
+        "chat_completions_model",
+        "agents",
+        "openai-agents",
+    ),
 }
 """Every ``http:`` adapter, by name."""
 

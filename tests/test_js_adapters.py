@@ -1,0 +1,268 @@
+"""The JavaScript adapters (adapters/js/): each a pipe program driving one npm library the way
+its users do, judged like any implementation; the matrix runs them beside the Python ones and
+lists those that cannot run here, with the reason.
+
+They need ``node`` and ``npm ci --prefix adapters/js`` (``.ci/run`` does it); without them the
+library tests are skipped, and the roster tests show the matrix saying so."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from callstream.cli import main
+from callstream.connect.connectables import load_implementation
+from callstream.core.declaration import OBSERVABLES, Implementation
+from callstream.core.rendering import render
+from callstream.corpus.scenario import corpus_paths, load_scenarios
+from callstream.matrix.roster import JS_ADAPTERS, roster
+from callstream.reference import Limits, Tool
+from tests.helpers import TOOLS, args, chunk, header, sse
+
+ROOT = Path(__file__).parent.parent
+FOLDER = ROOT / JS_ADAPTERS
+MANIFEST = json.loads((FOLDER / "package.json").read_text("utf-8"))["callstream"]["adapters"]
+ALL = list(MANIFEST)
+AI_SDK = ["ai-sdk-openai", "ai-sdk-openai-compatible"]
+
+_ready = {e.name: e for e in roster(FOLDER) if e.language == "javascript" and e.missing is None}
+needs_node = pytest.mark.skipif(
+    len(_ready) < len(ALL), reason="node, or `npm ci --prefix adapters/js`, is missing"
+)
+
+
+def connectable(adapter: str) -> str:
+    return f"cmd:node {FOLDER / MANIFEST[adapter]['program']}"
+
+
+_LOADED: dict[str, Implementation] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _programs() -> Iterator[None]:
+    """One program per adapter for the module, as a worker keeps one for its streams."""
+    yield
+    for implementation in _LOADED.values():
+        implementation.factory.stop()
+    _LOADED.clear()
+
+
+def loaded(adapter: str) -> Implementation:
+    """The adapter loaded from its ``cmd:`` connectable, once for the module."""
+    if adapter not in _LOADED:
+        _LOADED[adapter] = load_implementation(connectable(adapter))
+    return _LOADED[adapter]
+
+
+def assemble(adapter: str, data: bytes, tools: Sequence[Tool] = TOOLS) -> list[Any]:
+    """Feed ``data`` in one chunk, as the harness does, and return what ``close()`` gives."""
+    stream = loaded(adapter).factory(tools=tools, limits=Limits())
+    assert stream.feed(data) == []
+    results: list[Any] = stream.close()
+    return results
+
+
+def one_call(*fragments: str, finish: str | None = "tool_calls", role: bool = True) -> bytes:
+    """One get_weather call whose arguments come in ``fragments``."""
+    first = chunk(header(0, "call_abc", "get_weather"), role="assistant" if role else None)
+    rest = [chunk(args(0, fragment)) for fragment in fragments]
+    return sse(first, *rest, *([chunk(finish=finish)] if finish else []))
+
+
+CLEAN = one_call('{"city": ', '"Paris"}')
+
+
+@needs_node
+def test_every_js_adapter_declares_what_it_can_show_and_never_release_timing() -> None:
+    """Results come out at close (the library reads the whole answer through fetch), so none
+    exposes "incremental"; the AI SDK and LangChain.js hand back parsed inputs, no text, and
+    none tells a machine-readable reason for a refusal."""
+    exposed = {name: loaded(name).declaration for name in ALL}
+    for declaration in exposed.values():
+        assert declaration.observables <= set(OBSERVABLES)
+        assert "incremental" not in declaration.observables
+        assert declaration.dialects == ("openai-chat",)
+    assert exposed["openai-node"].observables == {"status", "arguments_text", "ids", "choices"}
+    for name in AI_SDK:
+        assert exposed[name].observables == {"arguments", "ids"}
+    assert exposed["langchain-openai-js"].observables == {"status", "arguments", "ids"}
+
+
+@needs_node
+@pytest.mark.parametrize("adapter", ALL)
+def test_a_clean_stream_is_one_ready_call(adapter: str) -> None:
+    """Every library gets the plain OpenAI stream right."""
+    [result] = assemble(adapter, CLEAN)
+    assert (result["id"], result["name"], result["status"]) == ("call_abc", "get_weather", "ready")
+    if adapter in AI_SDK or adapter == "langchain-openai-js":
+        assert result["arguments"] == {"city": "Paris"}
+    if adapter == "openai-node":
+        assert result["arguments_text"] == '{"city": "Paris"}'
+
+
+@needs_node
+@pytest.mark.parametrize("adapter", ["openai-node", "langchain-openai-js", *AI_SDK])
+def test_a_call_cut_by_length_is_handed_back_to_run(adapter: str) -> None:
+    """None of them acts on a `length` finish for plain tools: the truncated call comes back
+    as one to run (openai-node refuses it only for strict or auto-parseable tools; the AI SDK
+    keeps a call whose text happens to parse)."""
+    results = assemble(adapter, one_call('{"city": "Paris"}', finish="length"))
+    assert [r["status"] for r in results] == ["ready"]
+
+
+@needs_node
+def test_openai_node_refuses_a_completion_no_chunk_gave_a_role() -> None:
+    """`finalizeChatCompletion` throws "missing role for choice 0" when no delta carried
+    `role`, which the wire grammar leaves optional: the call is refused, in the SDK's words."""
+    [result] = assemble("openai-node", one_call('{"city": "Paris"}', role=False))
+    assert result["status"] == "rejected"
+    assert result["detail"] == "OpenAIError: missing role for choice 0"
+
+
+@needs_node
+def test_openai_node_refuses_every_choice_when_one_never_finished() -> None:
+    """One choice without a finish reason makes `finalChatCompletion()` throw, so the other
+    choice's finished call is refused with it."""
+    data = sse(
+        chunk(header(0, "call_a", "get_weather", '{"city": "Paris"}'), role="assistant"),
+        chunk(header(0, "call_b", "get_weather", '{"city": "Rome"}'), choice=1, role="assistant"),
+        chunk(finish="tool_calls"),
+    )
+    results = assemble("openai-node", data)
+    assert [(r["choice"], r["status"]) for r in results] == [(0, "rejected"), (1, "rejected")]
+    assert results[0]["detail"] == "OpenAIError: missing finish_reason for choice 1"
+
+
+@needs_node
+@pytest.mark.parametrize("adapter", AI_SDK)
+def test_the_ai_sdk_sets_apart_a_call_whose_input_does_not_parse(adapter: str) -> None:
+    """`parseToolCall` marks a call whose text is not JSON `invalid`: it is not handed back to
+    run, which the contract reads as refused."""
+    assert assemble(adapter, one_call('{"city": "Par')) == []
+
+
+@needs_node
+def test_langchain_js_sets_apart_unparseable_arguments() -> None:
+    """A group's text that `parsePartialJson` cannot read lands in `invalid_tool_calls`, with
+    the one error LangChain gives every call it sets apart, "Malformed args."."""
+    [result] = assemble("langchain-openai-js", one_call('{"city": "Paris"} trailing'))
+    assert (result["status"], result["detail"]) == ("rejected", "Malformed args.")
+
+
+@needs_node
+@pytest.mark.parametrize("adapter", ["openai-node", "langchain-openai-js"])
+def test_an_in_band_error_rejects_the_calls_it_cut_short(adapter: str) -> None:
+    """An error payload inside the 200 stream throws the openai SDK's `APIError`."""
+    data = sse(
+        chunk(header(0, "call_abc", "get_weather", '{"city": '), role="assistant"),
+        {"error": {"message": "overloaded", "type": "server_error"}},
+        done=False,
+    )
+    [result] = assemble(adapter, data)
+    assert result["status"] == "rejected"
+
+
+@needs_node
+def test_the_matrix_runs_a_js_adapter_beside_a_python_one(tmp_path: Path) -> None:
+    """`callstream matrix` runs a JavaScript adapter like a Python one: a column with its
+    language, versions and dialects, the rules table, and its report folder."""
+    code = main(
+        [
+            "matrix",
+            "--adapters",
+            "openai-node,ai-sdk-openai",
+            "--js-adapters",
+            str(FOLDER),
+            "-k",
+            "oc-a-openai-single-call-fragmented",
+            "--out",
+            str(tmp_path),
+            "--jobs",
+            "1",
+        ]
+    )
+    assert code == 0
+    index = json.loads((tmp_path / "matrix.json").read_text())
+    columns = {c["adapter"]: c for c in index["columns"]}
+    assert columns["openai-node"]["language"] == "javascript"
+    assert columns["openai-node"]["dialects"] == ["openai-chat"]
+    assert set(columns["ai-sdk-openai"]["versions"]) == {"ai", "@ai-sdk/openai"}
+    assert index["not_run"] == []
+    text = (tmp_path / "matrix.md").read_text()
+    assert "| javascript | openai " in text
+    assert (tmp_path / "openai-node" / "report.html").is_file()
+
+
+def test_an_adapter_whose_packages_are_missing_is_listed_as_not_run(tmp_path: Path) -> None:
+    """Without `npm ci` the roster keeps every JavaScript adapter, each with what to run."""
+    shutil.copy(FOLDER / "package.json", tmp_path / "package.json")
+    entries = [e for e in roster(tmp_path) if e.language == "javascript"]
+    assert [e.name for e in entries] == ALL
+    assert all(e.missing and "npm ci --prefix" in e.missing for e in entries)
+
+
+def test_without_node_every_js_adapter_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine without Node.js lists every JavaScript adapter as not run, saying why."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    entries = [e for e in roster(FOLDER) if e.language == "javascript"]
+    assert entries
+    assert all(e.missing and "node is not on PATH" in e.missing for e in entries)
+
+
+def test_the_matrix_lists_what_could_not_run(tmp_path: Path) -> None:
+    """An adapter whose runtime is missing is a line of the matrix, with the reason."""
+    js = tmp_path / "js"
+    js.mkdir()
+    shutil.copy(FOLDER / "package.json", js / "package.json")
+    out = tmp_path / "out"
+    code = main(
+        [
+            "matrix",
+            "--adapters",
+            "openai,openai-node",
+            "--js-adapters",
+            str(js),
+            "-k",
+            "oc-a-openai-single-call-fragmented",
+            "--out",
+            str(out),
+            "--jobs",
+            "1",
+        ]
+    )
+    assert code == 0
+    index = json.loads((out / "matrix.json").read_text())
+    assert [c["adapter"] for c in index["columns"]] == ["openai"]
+    [missing] = index["not_run"]
+    assert (missing["adapter"], missing["language"]) == ("openai-node", "javascript")
+    assert "Not run here:" in (out / "matrix.md").read_text()
+    assert "npm ci --prefix" in (out / "matrix.html").read_text()
+
+
+@needs_node
+def test_a_number_json_cannot_spell_crosses_the_pipe_as_the_library_parsed_it() -> None:
+    """`1e400` parses to Infinity in JavaScript, as in Python; the pipe writes the token Python
+    reads, not the `null` of JSON.stringify, so the library is judged on its own parse."""
+    [result] = assemble("ai-sdk-openai", one_call('{"city": 1e400}'))
+    assert result["arguments"] == {"city": float("inf")}
+
+
+@needs_node
+def test_deeply_nested_arguments_cross_the_pipe_whole() -> None:
+    """The pipe's own encoding adds no recursion: the corpus's deeply nested arguments, which
+    LangChain.js parses, arrive whole (a replacer in JSON.stringify overflowed the stack)."""
+    [scenario] = [
+        s
+        for s in load_scenarios(corpus_paths([], [])).scenarios
+        if s.id == "oc-v-deeply-nested-arguments"
+    ]
+    [result] = assemble("langchain-openai-js", render(scenario.spec).data, scenario.spec.tools)
+    assert result["status"] == "ready"
+    assert isinstance(result["arguments"]["blob"], list)
