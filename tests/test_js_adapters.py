@@ -2,13 +2,17 @@
 its users do, judged like any implementation; the matrix runs them beside the Python ones and
 lists those that cannot run here, with the reason.
 
-They need ``node`` and ``npm ci --prefix adapters/js`` (``.ci/run`` does it); without them the
-library tests are skipped, and the roster tests show the matrix saying so."""
+They need ``node`` and the packages of ``adapters/js/package-lock.json``: this module runs
+``npm ci --prefix adapters/js`` itself when they are not installed, so the README's test command
+runs them on a fresh clone. Only where there is no Node.js at all are the library tests skipped,
+and the roster tests show the matrix saying so."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
+import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,9 +34,29 @@ MANIFEST = json.loads((FOLDER / "package.json").read_text("utf-8"))["callstream"
 ALL = list(MANIFEST)
 AI_SDK = ["ai-sdk-openai", "ai-sdk-openai-compatible"]
 
+
+
+def _install_packages() -> None:
+    """``npm ci`` once for every test worker (a lock keeps xdist's workers from racing), when
+    npm is here and the locked packages are not installed yet."""
+    npm = shutil.which("npm")
+    installed = FOLDER / "node_modules" / ".package-lock.json"
+    if npm is None or installed.exists():
+        return
+    with (FOLDER / ".npm-ci.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not installed.exists():
+            subprocess.run(
+                [npm, "ci", "--prefix", str(FOLDER), "--no-audit", "--no-fund"],
+                check=True,
+                capture_output=True,
+            )
+
+
+_install_packages()
 _ready = {e.name: e for e in roster(FOLDER) if e.language == "javascript" and e.missing is None}
 needs_node = pytest.mark.skipif(
-    len(_ready) < len(ALL), reason="node, or `npm ci --prefix adapters/js`, is missing"
+    len(_ready) < len(ALL), reason="node is not on PATH"
 )
 
 
