@@ -40,7 +40,9 @@ def test_the_default_is_the_lenient_reference_exposing_everything() -> None:
     assert implementation.connectable == DEFAULT
     assert implementation.name == "callstream.implementations:reference"
     assert implementation.factory is reference
-    assert implementation.declaration == Declaration("lenient", ("openai-chat", "openai-responses"))
+    assert implementation.declaration == Declaration(
+        "lenient", ("openai-chat", "anthropic-messages", "openai-responses")
+    )
     assert implementation.declaration.observables == frozenset(OBSERVABLES)
     assert isinstance(implementation.factory(tools=[WEATHER], limits=Limits()), Assembler)
 

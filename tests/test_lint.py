@@ -11,13 +11,10 @@ from callstream.cli import main
 from callstream.core.dialects import DIALECTS
 from callstream.corpus.linting import coverage, lint
 from callstream.corpus.scenario import load_scenarios
-from callstream.rules import ANTHROPIC_MESSAGES_QUIRKS, OPENAI_CHAT_QUIRKS, RULES
+from callstream.rules import OPENAI_CHAT_QUIRKS, RULES
 
 COVERABLE = [rule for rule in RULES if rule not in DIALECTS["openai-chat"].not_certifiable]
 """The rules an openai-chat scenario can cover."""
-ANTHROPIC_COVERABLE = [
-    rule for rule in RULES if rule not in DIALECTS["anthropic-messages"].not_certifiable
-]
 CATALOGUE = Path(__file__).resolve().parent.parent / "scenarios" / "tools.yaml"
 
 
@@ -123,13 +120,8 @@ def test_lint_without_paths_lints_the_corpus(
     """With no PATH, lint reads every dialect's folder and scenarios/regressions (not the tool
     catalogue or recordings), and reports coverage gaps against each dialect's folder."""
     root = tmp_path / "scenarios"
-    for folder in ("openai-chat", "anthropic-messages", "regressions", "recordings"):
+    for folder in ("openai-chat", "regressions", "recordings"):
         (root / folder).mkdir(parents=True)
-    write(
-        root / "anthropic-messages",
-        "b.yaml",
-        scenario("three", ANTHROPIC_COVERABLE, ANTHROPIC_MESSAGES_QUIRKS),
-    )
     (root / "tools.yaml").write_text(CATALOGUE.read_text(encoding="utf-8"), encoding="utf-8")
     write(root / "openai-chat", "a.yaml", scenario("one", ["A9"]))
     write(root / "regressions", "r.yaml", scenario("two", COVERABLE[1:], OPENAI_CHAT_QUIRKS))

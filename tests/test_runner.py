@@ -110,7 +110,7 @@ def test_the_reference_passes_and_the_report_says_what_ran() -> None:
             "name": "callstream.implementations:reference",
             "declaration": {
                 "profile": "lenient",
-                "dialects": ["openai-chat", "openai-responses"],
+                "dialects": ["openai-chat", "anthropic-messages", "openai-responses"],
                 "observables": list(OBSERVABLES),
             },
         },

@@ -48,10 +48,10 @@ from typing import Any
 from .._calls import CallBook, CallSlot, StreamFailure
 from .._model import Reason
 from .._validate import ArgumentsError, parse_arguments
+from ._payloads import DECODER, clip, not_json, too_deep
 
 __all__ = ["AnthropicMessages"]
 
-_DECODER = json.JSONDecoder()
 _COMPLETING = frozenset({"tool_use", "end_turn", "stop_sequence"})
 _ENDINGS = {
     "max_tokens": (Reason.TRUNCATED, "stop_reason max_tokens: the token limit cut the input off"),
@@ -125,22 +125,13 @@ class AnthropicMessages:
             self._book.deviation("T6", f"event {self._events} has empty data (ignored)", None)
             return
         try:
-            payload = _DECODER.decode(data)
+            payload = DECODER.decode(data)
         except RecursionError:
-            raise StreamFailure(
-                Reason.PROTOCOL_ERROR, f"event {self._events}: JSON nested too deeply to parse"
-            ) from None
+            raise too_deep(self._events) from None
         except ValueError as exc:
             if event == "error":
-                raise StreamFailure(Reason.STREAM_ERROR, f"provider error: {_clip(data)}") from None
-            if "\n" in data:
-                self._book.deviation(
-                    "T10", f"event {self._events}: several JSON documents in one event", None
-                )
-            raise StreamFailure(
-                Reason.PROTOCOL_ERROR,
-                f"event {self._events}: data is not JSON ({exc}): {_clip(data)}",
-            ) from None
+                raise StreamFailure(Reason.STREAM_ERROR, f"provider error: {clip(data)}") from None
+            raise not_json(data, self._events, self._book, exc) from None
         self._dispatch(event, payload)
 
     def receive_payload(self, event: str, payload: Any) -> None:
@@ -164,10 +155,10 @@ class AnthropicMessages:
     def _dispatch(self, event: str, payload: Any) -> None:
         if not isinstance(payload, dict):
             if event == "error":
-                raise StreamFailure(Reason.STREAM_ERROR, f"provider error: {_clip(payload)}")
+                raise StreamFailure(Reason.STREAM_ERROR, f"provider error: {clip(payload)}")
             raise StreamFailure(
                 Reason.PROTOCOL_ERROR,
-                f"event {self._events}: an event must be a JSON object, not {_clip(payload)}",
+                f"event {self._events}: an event must be a JSON object, not {clip(payload)}",
             )
         kind = payload.get("type")
         if event == "error" or kind == "error":
@@ -215,7 +206,7 @@ class AnthropicMessages:
             quirks.append(("C1", "content_block_start without an index"))
         elif not _is_index(index):
             raise StreamFailure(
-                Reason.PROTOCOL_ERROR, f"event {self._events}: block index {_clip(index)}"
+                Reason.PROTOCOL_ERROR, f"event {self._events}: block index {clip(index)}"
             )
         elif index in self._blocks:
             self._book.findings.record("A3", f"a second content_block_start at index {index}")
@@ -291,7 +282,7 @@ class AnthropicMessages:
             return
         if not isinstance(reason, str):
             raise StreamFailure(
-                Reason.PROTOCOL_ERROR, f"event {self._events}: stop_reason {_clip(reason)}"
+                Reason.PROTOCOL_ERROR, f"event {self._events}: stop_reason {clip(reason)}"
             )
         self._stop_reason = reason
         if reason in _COMPLETING:
@@ -327,7 +318,7 @@ class AnthropicMessages:
         found = self._blocks.get(index) if _is_index(index) else None
         if found is None or not found.open:
             state = "no" if found is None else "a stopped"
-            detail = f"{what} for index {_clip(index)}, which has {state} block"
+            detail = f"{what} for index {clip(index)}, which has {state} block"
             self._book.findings.record("A3", detail)
             raise StreamFailure(Reason.PROTOCOL_ERROR, f"event {self._events}: {detail}")
         return found
@@ -363,7 +354,7 @@ class AnthropicMessages:
     def _error(self, payload: dict[str, Any]) -> None:
         error = payload.get("error", payload)
         if not isinstance(error, dict):
-            raise StreamFailure(Reason.STREAM_ERROR, f"provider error: {_clip(error)}")
+            raise StreamFailure(Reason.STREAM_ERROR, f"provider error: {clip(error)}")
         kind = error.get("type")
         message = error.get("message") or "no message"
         retry = "retryable" if kind in _RETRYABLE else "not retryable"
@@ -381,14 +372,3 @@ def _input_text(start: Any) -> str:
 
 def _is_index(value: Any) -> bool:
     return type(value) is int and value >= 0
-
-
-def _clip(value: Any, limit: int = 120) -> str:
-    if isinstance(value, str):
-        text = value
-    else:
-        try:
-            text = json.dumps(value, ensure_ascii=False, default=str)
-        except (ValueError, RecursionError):
-            text = f"<{type(value).__name__}>"
-    return repr(text if len(text) <= limit else text[:limit] + "…")

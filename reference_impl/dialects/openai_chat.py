@@ -36,10 +36,10 @@ from typing import Any
 
 from .._calls import CallBook, CallSlot, StreamFailure
 from .._model import Reason
+from ._payloads import DECODER, clip, describe_error, not_json, too_deep
 
 __all__ = ["OpenAIChat"]
 
-_DECODER = json.JSONDecoder()
 _COMPLETING = frozenset({"tool_calls", "stop", "function_call"})
 _MARKUP = ("<tool_call>", "[TOOL_CALLS]", "<|tool_call")
 
@@ -103,23 +103,14 @@ class OpenAIChat:
             self._sentinel()
             return
         try:
-            payload = _DECODER.decode(data)
+            payload = DECODER.decode(data)
         except RecursionError:
-            raise StreamFailure(
-                Reason.PROTOCOL_ERROR, f"event {self._events}: JSON nested too deeply to parse"
-            ) from None
+            raise too_deep(self._events) from None
         except ValueError as exc:
             if event == "error":
                 self._stream_error(data)
                 return
-            if "\n" in data:
-                self._book.deviation(
-                    "T10", f"event {self._events}: several JSON documents in one event", None
-                )
-            raise StreamFailure(
-                Reason.PROTOCOL_ERROR,
-                f"event {self._events}: data is not JSON ({exc}): {_clip(data)}",
-            ) from None
+            raise not_json(data, self._events, self._book, exc) from None
         if event == "error":
             self._stream_error(payload)
             return
@@ -157,7 +148,7 @@ class OpenAIChat:
         if not isinstance(payload, dict):
             raise StreamFailure(
                 Reason.PROTOCOL_ERROR,
-                f"event {self._events}: a chunk must be a JSON object, not {_clip(payload)}",
+                f"event {self._events}: a chunk must be a JSON object, not {clip(payload)}",
             )
         if payload.get("error") or payload.get("object") == "error":
             self._stream_error(payload)
@@ -371,7 +362,7 @@ class OpenAIChat:
             self._book.deviation("C7", "numeric call id (stringified)", None, choice.number)
             return str(raw)
         self._book.deviation(
-            "C7", f"call id {_clip(raw)} is not a string (ignored)", None, choice.number
+            "C7", f"call id {clip(raw)} is not a string (ignored)", None, choice.number
         )
         return None
 
@@ -390,7 +381,7 @@ class OpenAIChat:
             else:
                 raise StreamFailure(
                     Reason.PROTOCOL_ERROR,
-                    f"event {self._events}: tool-call index {_clip(index)} is not valid",
+                    f"event {self._events}: tool-call index {clip(index)} is not valid",
                 )
         call = choice.by_wire.get(index)
         if call is None:
@@ -495,7 +486,7 @@ class OpenAIChat:
         if not isinstance(finish, str):
             raise StreamFailure(
                 Reason.PROTOCOL_ERROR,
-                f"event {self._events}: finish_reason {_clip(finish)} is not a string",
+                f"event {self._events}: finish_reason {clip(finish)} is not a string",
             )
         choice.finish = finish
         if finish in _COMPLETING:
@@ -530,29 +521,8 @@ class OpenAIChat:
                 )
 
     def _stream_error(self, payload: Any) -> None:
-        raise StreamFailure(Reason.STREAM_ERROR, _describe_error(payload))
+        error = payload.get("error", payload) if isinstance(payload, dict) else payload
+        raise StreamFailure(Reason.STREAM_ERROR, describe_error(error))
 
     def _settle(self, choice: _Choice, reason: Reason, detail: str) -> None:
         self._book.settle((call.slot for call in choice.calls), reason, detail)
-
-
-def _describe_error(payload: Any) -> str:
-    error = payload.get("error", payload) if isinstance(payload, dict) else payload
-    if not isinstance(error, dict):
-        return f"provider error: {_clip(error)}"
-    parts = [f"provider error: {error.get('message') or 'no message'}"]
-    for key in ("code", "type"):
-        if error.get(key) is not None:
-            parts.append(f"{key} {error[key]!r}")
-    return ", ".join(parts)
-
-
-def _clip(value: Any, limit: int = 120) -> str:
-    if isinstance(value, str):
-        text = value
-    else:
-        try:
-            text = json.dumps(value, ensure_ascii=False, default=str)
-        except (ValueError, RecursionError):
-            text = f"<{type(value).__name__}>"
-    return repr(text if len(text) <= limit else text[:limit] + "…")

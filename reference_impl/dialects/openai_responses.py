@@ -36,15 +36,14 @@ recorded (R12). Events after the terminal event and a ``[DONE]`` are recorded (R
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .._calls import CallBook, CallSlot, StreamFailure
 from .._model import Reason
+from ._payloads import DECODER, clip, describe_error, not_json, too_deep
 
 __all__ = ["OpenAIResponses"]
 
-_DECODER = json.JSONDecoder()
 _CALL_ITEMS = {"function_call": "function", "custom_tool_call": "custom"}
 _TEXT_FIELD = {"function": "arguments", "custom": "input"}
 _DELTAS = {
@@ -100,20 +99,11 @@ class OpenAIResponses:
             self._sentinel = True
             return
         try:
-            payload = _DECODER.decode(data)
+            payload = DECODER.decode(data)
         except RecursionError:
-            raise StreamFailure(
-                Reason.PROTOCOL_ERROR, f"event {self._events}: JSON nested too deeply to parse"
-            ) from None
+            raise too_deep(self._events) from None
         except ValueError as exc:
-            if "\n" in data:
-                self._book.deviation(
-                    "T10", f"event {self._events}: several JSON documents in one event", None
-                )
-            raise StreamFailure(
-                Reason.PROTOCOL_ERROR,
-                f"event {self._events}: data is not JSON ({exc}): {_clip(data)}",
-            ) from None
+            raise not_json(data, self._events, self._book, exc) from None
         self._payload(event, payload)
 
     def receive_payload(self, event: str, payload: Any) -> None:
@@ -138,7 +128,7 @@ class OpenAIResponses:
         if not isinstance(payload, dict):
             raise StreamFailure(
                 Reason.PROTOCOL_ERROR,
-                f"event {self._events}: an event must be a JSON object, not {_clip(payload)}",
+                f"event {self._events}: an event must be a JSON object, not {clip(payload)}",
             )
         kind = payload.get("type")
         if not isinstance(kind, str) and event == "error":
@@ -251,11 +241,11 @@ class OpenAIResponses:
             raise StreamFailure(
                 Reason.PROTOCOL_ERROR,
                 f"event {self._events}: {what} for no known item "
-                f"(item_id {_clip(item_id)}, output_index {_clip(index)})",
+                f"(item_id {clip(item_id)}, output_index {clip(index)})",
             )
         if entry.item_id is not None or item_id is not None:
             self._deviation(
-                entry, "R8", f"{what} names item {_clip(item_id)}: routed by output_index {index}"
+                entry, "R8", f"{what} names item {clip(item_id)}: routed by output_index {index}"
             )
         return entry
 
@@ -391,7 +381,7 @@ class OpenAIResponses:
             reason = _INCOMPLETE.get(why, Reason.PROVIDER_FINISH)  # type: ignore[arg-type]
             self._settle(reason, f"response.incomplete ({why})")
         else:
-            self._settle(Reason.STREAM_ERROR, _describe_error(response.get("error")))
+            self._settle(Reason.STREAM_ERROR, describe_error(response.get("error")))
 
     def _response_done(self, response: Any) -> None:
         if self._book.strict:
@@ -408,28 +398,7 @@ class OpenAIResponses:
             self._book.deviation("R7", "an error event with a nested error object", None)
         else:
             error = payload
-        raise StreamFailure(Reason.STREAM_ERROR, _describe_error(error))
+        raise StreamFailure(Reason.STREAM_ERROR, describe_error(error))
 
     def _settle(self, reason: Reason, detail: str) -> None:
         self._book.settle((entry.slot for entry in self._calls if entry.slot), reason, detail)
-
-
-def _describe_error(error: Any) -> str:
-    if not isinstance(error, dict):
-        return "provider error: no details"
-    parts = [f"provider error: {error.get('message') or 'no message'}"]
-    for key in ("code", "type"):
-        if error.get(key) is not None:
-            parts.append(f"{key} {error[key]!r}")
-    return ", ".join(parts)
-
-
-def _clip(value: Any, limit: int = 120) -> str:
-    if isinstance(value, str):
-        text = value
-    else:
-        try:
-            text = json.dumps(value, ensure_ascii=False, default=str)
-        except (ValueError, RecursionError):
-            text = f"<{type(value).__name__}>"
-    return repr(text if len(text) <= limit else text[:limit] + "…")

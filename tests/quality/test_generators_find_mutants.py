@@ -45,8 +45,6 @@ GAPS = {
     "lines (a StreamSpec has no knob for it yet); the corpus kills it",
     "anthropic_parses_empty_data": "the anthropic-messages generator never sends an event with "
     "empty data (no StreamSpec knob yet); the corpus kills it",
-    "anthropic_block_index_as_call_index": "found within the budget, but shrinking keeps three "
-    "calls where a text block and one call suffice",
 }
 """Mutants the generators do not yet find and shrink within the bar, and why: gaps to close in
 the generators, each killed by the corpus meanwhile (tests/test_corpus.py)."""
