@@ -35,7 +35,6 @@ ALL = list(MANIFEST)
 AI_SDK = ["ai-sdk-openai", "ai-sdk-openai-compatible"]
 
 
-
 def _install_packages() -> None:
     """``npm ci`` once for every test worker (a lock keeps xdist's workers from racing), when
     npm is here and the locked packages are not installed yet."""
@@ -55,9 +54,7 @@ def _install_packages() -> None:
 
 _install_packages()
 _ready = {e.name: e for e in roster(FOLDER) if e.language == "javascript" and e.missing is None}
-needs_node = pytest.mark.skipif(
-    len(_ready) < len(ALL), reason="node is not on PATH"
-)
+needs_node = pytest.mark.skipif(len(_ready) < len(ALL), reason="node is not on PATH")
 
 
 def connectable(adapter: str) -> str:

@@ -25,9 +25,9 @@ from tests.mutants import MUTANTS, BaseAssembler
 from tests.mutants._anthropic_base import CALLSTREAM as ANTHROPIC_CALLSTREAM
 from tests.mutants._anthropic_base import AnthropicAssembler
 from tests.mutants._base import CALLSTREAM
-from tests.test_anthropic_mutants import EXHIBITED as ANTHROPIC_EXHIBITED
 from tests.mutants._responses_base import CALLSTREAM as RESPONSES_CALLSTREAM
 from tests.mutants._responses_base import ResponsesAssembler
+from tests.test_anthropic_mutants import EXHIBITED as ANTHROPIC_EXHIBITED
 from tests.test_responses_mutants import EXHIBITED as RESPONSES_EXHIBITED
 
 Result = dict[str, Any]
