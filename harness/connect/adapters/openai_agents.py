@@ -41,6 +41,9 @@ from agents import (
     OpenAIChatCompletionsModel,
     set_tracing_disabled,
 )
+from agents import (
+    Tool as AgentTool,
+)
 from agents.exceptions import AgentsException
 from agents.models.interface import ModelTracing
 
@@ -74,7 +77,7 @@ async def _assemble(base_url: str, model: str, tools: Sequence[Tool]) -> list[di
         base_url=base_url, api_key="callstream", max_retries=0, timeout=TIMEOUT
     )
     chat = OpenAIChatCompletionsModel(model=model, openai_client=client)
-    offered = [
+    offered: list[AgentTool] = [
         FunctionTool(
             name=tool["function"]["name"],
             description="",
