@@ -41,9 +41,48 @@ def test_prints_one_json_object_per_call_then_a_summary(capsys: pytest.CaptureFi
         "rejected": 0,
         "bytes": Path(PARALLEL).stat().st_size,
         "profile": "lenient",
+        "dialect": "openai-chat",
     }
     assert summary["findings"] == []
     assert summary["usage"]["total_tokens"] == 209
+
+
+ANTHROPIC_STREAM = (
+    "event: message_start\n"
+    'data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant",'
+    '"content":[],"model":"claude","stop_reason":null,"usage":{"input_tokens":5,"output_tokens":1}}}'
+    "\n\n"
+    "event: content_block_start\n"
+    'data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use",'
+    '"id":"toolu_1","name":"get_weather","input":{}}}\n\n'
+    "event: content_block_delta\n"
+    'data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta",'
+    '"partial_json":"{\\"city\\": \\"Par"}}\n\n'
+    "event: content_block_delta\n"
+    'data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta",'
+    '"partial_json":"is\\"}"}}\n\n'
+    "event: content_block_stop\n"
+    'data: {"type":"content_block_stop","index":0}\n\n'
+)
+
+
+def test_assemble_reads_the_dialect_it_is_told(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--dialect anthropic-messages`` reads an Anthropic stream: the call is ready at its
+    ``content_block_stop`` although the stream was cut off before ``message_stop``; read as
+    openai-chat, the same bytes make no call."""
+    recording = tmp_path / "claude.sse"
+    recording.write_text(ANTHROPIC_STREAM, encoding="utf-8")
+    assert main(["assemble", "--dialect", "anthropic-messages", str(recording)]) == 0
+    call, summary = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert (call["id"], call["name"], call["status"]) == ("toolu_1", "get_weather", "ready")
+    assert call["arguments"] == {"city": "Paris"}
+    assert summary["summary"]["dialect"] == "anthropic-messages"
+    main(["assemble", str(recording)])
+    *calls, summary = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert calls == []
+    assert summary["summary"]["dialect"] == "openai-chat"
 
 
 def test_rejected_call_exits_1_and_names_the_reason(capsys: pytest.CaptureFixture[str]) -> None:
@@ -93,7 +132,7 @@ def test_text_format_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[0].startswith(
         "choice 0 call 0: get_current_time (id call_Qm2pX8vKc3LbT9nHd4Rf) READY"
     )
-    assert "1 call(s): 1 ready, 0 rejected (lenient profile" in lines[2]
+    assert "1 call(s): 1 ready, 0 rejected (openai-chat, lenient profile" in lines[2]
     assert any(line.startswith("finding [S2] openai-chat/C20 (choice 0):") for line in lines)
 
 

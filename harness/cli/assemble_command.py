@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-from callstream.reference import PROFILES
+from callstream.reference import DIALECTS, PROFILES
 
 from ..core.tools import load_tools
 from ..corpus.assemble import READ_SIZE, AssembleRun, assemble_stream
@@ -29,6 +29,12 @@ def _assemble_arguments(command: argparse.ArgumentParser) -> None:
         "--tools",
         metavar="TOOLS.json",
         help="the tools the request offered (enables unknown-tool and schema checks)",
+    )
+    command.add_argument(
+        "--dialect",
+        choices=tuple(DIALECTS),
+        default="openai-chat",
+        help="the wire format the stream is in (default: openai-chat)",
     )
     command.add_argument("--profile", choices=PROFILES, default="lenient")
     command.add_argument(
@@ -55,6 +61,7 @@ def _assemble(args: argparse.Namespace) -> int:
         run = assemble_stream(
             _pieces(source, args.file, args.chunk_size or READ_SIZE),
             tools,
+            dialect=args.dialect,
             profile=args.profile,
             snapshots=args.snapshots,
             repair_json=args.repair_json,
@@ -133,7 +140,7 @@ def _text(run: AssembleRun) -> str:
     summary: dict[str, Any] = run.summary()["summary"]
     out.write(
         f"{summary['calls']} call(s): {summary['ready']} ready, {summary['rejected']} rejected"
-        f" ({summary['profile']} profile, {summary['bytes']} bytes)\n"
+        f" ({summary['dialect']}, {summary['profile']} profile, {summary['bytes']} bytes)\n"
     )
     if run.failure:
         out.write(f"stream failed: {run.failure}\n")

@@ -38,6 +38,7 @@ class AssembleRun:
     size: int
     profile: str
     tools: int | None = field(default=None)
+    dialect: str = "openai-chat"
 
     @property
     def results(self) -> list[CallResult]:
@@ -59,6 +60,7 @@ class AssembleRun:
                 "rejected": len(self.releases) - ready,
                 "bytes": self.size,
                 "profile": self.profile,
+                "dialect": self.dialect,
             },
             "findings": [finding.to_dict() for finding in self.findings],
             "usage": self.usage,
@@ -70,6 +72,7 @@ def assemble_stream(
     pieces: Iterable[bytes],
     tools: Sequence[Tool] | None = None,
     *,
+    dialect: str = "openai-chat",
     profile: Literal["strict", "lenient"] = "lenient",
     snapshots: bool = False,
     repair_json: bool = False,
@@ -77,7 +80,9 @@ def assemble_stream(
     """Feed ``pieces`` (the transport chunks of one response) to the reference and close it.
     ``pieces`` is consumed lazily, one at a time, and no further once the stream has failed
     (nothing after can change the results): an endless or enormous input is never held."""
-    asm = Assembler(tools, profile=profile, snapshots=snapshots, repair_json=repair_json)
+    asm = Assembler(
+        tools, dialect=dialect, profile=profile, snapshots=snapshots, repair_json=repair_json
+    )
     releases: list[Release] = []
     offset = 0
     for piece in pieces:
@@ -94,4 +99,5 @@ def assemble_stream(
         offset,
         profile,
         None if tools is None else len(tools),
+        dialect,
     )
