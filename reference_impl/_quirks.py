@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ._anthropic_quirks import ANTHROPIC_ROWS
 from ._model import Finding, Reason
 from ._responses_quirks import RESPONSES_ROWS
 
@@ -123,54 +124,7 @@ _ROWS = [
     ),
 ]
 
-_ROWS += [  # anthropic-messages: research/wire_formats.md §4, §7 (T, C, A1–A5), §8 P-C
-    Quirk("anthropic-messages/T6", "event with empty data (not parsed)", "S2", "record"),
-    Quirk(
-        "anthropic-messages/T7", "events without an event: line (routed by type)", "S1", "record"
-    ),
-    Quirk("anthropic-messages/T8", "event: name differs from the payload's type", "S3", "record"),
-    Quirk(
-        "anthropic-messages/T9",
-        "stream ended inside an event (no blank line after the last event)",
-        "S1",
-        "record",
-    ),
-    Quirk(
-        "anthropic-messages/T10",
-        "events separated by a single newline: joined data is not JSON",
-        "S2",
-        "record",
-    ),
-    Quirk("anthropic-messages/T11", "invalid UTF-8 replaced by U+FFFD", "S2", "record"),
-    Quirk("anthropic-messages/C1", "block index missing: routed to the open block", "S2", "reject"),
-    Quirk(
-        "anthropic-messages/C7",
-        "tool_use block without an id",
-        "S3",
-        "reject",
-        Reason.MISSING_ID,
-    ),
-    Quirk("anthropic-messages/C14", "block index not the next one (gap or order)", "S2", "reject"),
-    Quirk(
-        "anthropic-messages/C24",
-        "stream ended without message_stop after a stop_reason",
-        "S3",
-        "record",
-    ),
-    Quirk(
-        "anthropic-messages/A3",
-        "delta or stop for an index with no open block, or of the wrong type",
-        "S1",
-        "record",
-    ),
-    Quirk("anthropic-messages/A4", "unknown event, block or delta type (ignored)", "S4", "record"),
-    Quirk(
-        "anthropic-messages/A6",
-        "tool_use input sent whole in content_block_start (streamed input replaces it)",
-        "S1",
-        "record",
-    ),
-]
+_ROWS += [Quirk(*row) for row in ANTHROPIC_ROWS]
 _ROWS += [Quirk(*row) for row in RESPONSES_ROWS]
 
 QUIRKS: dict[str, Quirk] = {row.id: row for row in _ROWS}
