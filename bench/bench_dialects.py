@@ -1,0 +1,124 @@
+"""The reference on each dialect's wire against the same floor, in one run.
+
+The same three calls (the realistic arguments of ``bench_assembler``: a source file, a batch of
+records, an e-mail, each about SIZE bytes of JSON cut into 1–8-character fragments) are planned
+once and sent in every dialect the harness renders (``callstream.core.dialects``): chat chunks,
+Anthropic's ``input_json_delta`` events, Responses' ``function_call_arguments.delta`` events.
+For each stream, fed in 4 KiB reads, the table gives the floor (split lines, ``json.loads`` of
+every ``data:`` payload), the reference (``Assembler(dialect=…)``: decode, route, buffer, parse
+and validate against the tools' schemas), their ratio, and the reference's time per MB at two
+sizes, whose ratio shows whether the cost is linear in the stream's size. Times are the best
+process (CPU) time of several runs, the figure least disturbed by other load on the machine.
+
+    python -m bench.bench_dialects [--sizes 20000,200000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import partial
+
+from callstream.core.dialects import DIALECTS
+from callstream.core.rendering import render
+from callstream.core.spec import CallPlan, StreamSpec
+from callstream.reference import Assembler, CallResult
+
+from .bench_assembler import (
+    MB,
+    SEED,
+    TOOLS,
+    TRANSPORT_CHUNK,
+    Timing,
+    _email_args,
+    _fragments,
+    _records_args,
+    _write_file_args,
+    measure,
+    run_floor,
+    transport_chunks,
+)
+
+_ARGUMENTS = (_write_file_args, _records_args, _email_args)
+
+
+def plan(size: int, seed: int = SEED) -> StreamSpec:
+    """Three sequential calls of about ``size`` bytes of arguments each, in openai-chat."""
+    rng = random.Random(seed)
+    calls = []
+    for number, (tool, arguments) in enumerate(zip(TOOLS, _ARGUMENTS, strict=True)):
+        text = json.dumps(arguments(rng, size), ensure_ascii=False)
+        calls.append(
+            CallPlan(
+                name=tool.name,
+                arguments=text,
+                fragments=tuple(_fragments(rng, text)),
+                id=f"call_{number:04d}",
+            )
+        )
+    return StreamSpec(tools=TOOLS, calls=tuple(calls))
+
+
+def cpu(timing: Timing) -> float:
+    """A timing's best CPU time (its best wall time where none was taken)."""
+    return timing.cpu_best if timing.cpu_best is not None else timing.best
+
+
+def run_reference(dialect: str, chunks: Sequence[bytes]) -> list[CallResult]:
+    """The reference reading ``dialect``: every chunk fed, then closed."""
+    assembler = Assembler(tools=TOOLS, dialect=dialect)
+    results: list[CallResult] = []
+    for chunk in chunks:
+        results += assembler.feed(chunk)
+    results += assembler.close()
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="20000,200000", help="argument bytes per call")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per figure (the best counts)")
+    args = parser.parse_args(argv)
+    sizes = [int(size) for size in args.sizes.split(",")]
+    print("| dialect | per call | stream | floor | reference | × floor | reference ms/MB |")
+    print("|---|--:|--:|--:|--:|--:|--:|")
+    per_mb: dict[str, list[float]] = {}
+    for size in sizes:
+        base = plan(size)
+        for dialect in DIALECTS:
+            spec = replace(base, dialect=dialect)
+            body = render(spec).data
+            chunks = transport_chunks(body, TRANSPORT_CHUNK)
+            floor, _ = measure(partial(run_floor, chunks), args.repeat, 30.0)
+            timing, results = measure(partial(run_reference, dialect, chunks), args.repeat, 30.0)
+            plans = base.calls
+            if [(r.name, r.arguments_text, r.ready) for r in results] != [
+                (p.name, p.arguments, True) for p in plans
+            ]:
+                print(
+                    f"{dialect}: the reference did not hand back the planned calls", file=sys.stderr
+                )
+                return 1
+            mb = len(body) / MB
+            per_mb.setdefault(dialect, []).append(cpu(timing) * 1000 / mb)
+            print(
+                f"| {dialect} | {size:,} B | {len(body) / 1e6:.2f} MB | {cpu(floor) * 1000:.1f} ms"
+                f" | {cpu(timing) * 1000:.1f} ms | {cpu(timing) / cpu(floor):.2f}"
+                f" | {cpu(timing) * 1000 / mb:.0f} |"
+            )
+    if len(sizes) > 1:
+        print()
+        for dialect, figures in per_mb.items():
+            print(
+                f"{dialect}: ms/MB at {sizes[-1]:,} B over {sizes[0]:,} B per call: "
+                f"{figures[-1] / figures[0]:.2f} (1.00 is linear)"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
