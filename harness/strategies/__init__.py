@@ -13,17 +13,16 @@ Public strategies are built from smaller private ones, in layers:
 - ``splittings(data)`` draws transport cuts, biased to ``dangerous_offsets(data)``; ``cases()``
   draws a scenario together with a splitting of its own bytes.
 
-Each dialect's streams are drawn by its generator (``GENERATORS``, by dialect name; every
-public strategy takes ``dialect=``, openai-chat by default). Every spec drawn is one the oracle
-predicts under both profiles and the renderer renders, so the
-reference assembler passes every case. Knobs are ordered so that shrinking leads somewhere
-readable: every list of choices starts with the ordinary value, every unusual knob is drawn
-"rarely" and shrinks to off, lists shrink to their fewest items, so a failure shrinks to one or
-two calls cut into a handful of fragments. Draws are labelled with ``hypothesis.event``
+Each dialect's streams are drawn by its generator (``GENERATORS``, by dialect name; every public
+strategy takes ``dialect=``, openai-chat by default). Every spec drawn is one the oracle predicts
+under both profiles and the renderer renders (``predictable``, the filter every generator ends
+with), so the reference assembler passes every case. Knobs are ordered so that shrinking leads
+somewhere readable: every list of choices starts with the ordinary value, every unusual knob is
+drawn "rarely" and shrinks to off, lists shrink to their fewest items, so a failure shrinks to one
+or two calls cut into a handful of fragments. Draws are labelled with ``hypothesis.event``
 (``schedule: interleaved``, ``cut inside a \\u escape``) and ``stream_specs`` calls
 ``hypothesis.target`` on its fragment count and argument size, so statistics and coverage-guided
-fuzzers have something to steer by.
-"""
+fuzzers have something to steer by."""
 
 from __future__ import annotations
 
@@ -33,10 +32,11 @@ from ._fragments import dangerous_cuts, fragments
 from ._invalid import InvalidArguments, invalid_arguments
 from ._json_text import argument_text
 from ._knobs import seen_events
+from ._predictable import predictable
 from ._scenarios import rules_for, scenario_for, scenarios
 from ._schemas import tools
 from ._splittings import cases, dangerous_offsets, splittings
-from ._streams import GENERATORS, predictable, stream_specs
+from ._streams import GENERATORS, stream_specs
 
 __all__ = [
     "GENERATORS",

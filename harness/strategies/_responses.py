@@ -17,13 +17,10 @@ from hypothesis import strategies as st
 
 from callstream.reference import Limits, Tool
 
-from ..core.declaration import PROFILES
-from ..core.oracle import expect
-from ..core.rendering import render
 from ..core.spec import CallPlan, Ending, Noise, StreamSpec, Transport
-from ..errors import PlanError
 from ._calls import call_plans
 from ._knobs import aim, label_draw, rarely, sometimes
+from ._predictable import predictable
 from ._schemas import tools
 
 __all__ = ["responses_stream_specs"]
@@ -77,16 +74,6 @@ def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
     largest = max(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)
     label_draw("limits: small max_argument_bytes")
     return Limits(max_argument_bytes=draw(st.integers(1, max(1, largest))))
-
-
-def _predictable(spec: StreamSpec) -> bool:
-    rendered = render(spec)
-    try:
-        for profile in PROFILES:
-            expect(spec, rendered, profile)
-    except PlanError:
-        return False
-    return True
 
 
 @st.composite
@@ -144,7 +131,7 @@ def responses_stream_specs(
         limits=draw(_limits(calls)),
         dialect=_DIALECT,
     )
-    if not _predictable(spec):
+    if not predictable(spec):
         reject()
     label_draw(f"schedule: {schedule}")
     aim(float(sum(len(plan.fragments) for plan in calls)), "fragments")

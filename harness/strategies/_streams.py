@@ -11,9 +11,6 @@ from hypothesis.errors import InvalidArgument
 
 from callstream.reference import Limits, Tool
 
-from ..core.declaration import PROFILES
-from ..core.oracle import expect
-from ..core.rendering import render
 from ..core.spec import (
     CallPlan,
     Ending,
@@ -22,15 +19,14 @@ from ..core.spec import (
     StreamSpec,
     Transport,
 )
-from ..errors import PlanError
 from ._anthropic import anthropic_stream_specs
 from ._calls import call_plans
 from ._knobs import aim, label_draw, rarely, sometimes
+from ._predictable import predictable
 from ._responses import responses_stream_specs
 from ._schemas import tools
 
 __all__ = [
-    "predictable",
     "stream_specs",
 ]
 
@@ -179,18 +175,6 @@ def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
     largest = max(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)
     label_draw("limits: small max_argument_bytes")
     return Limits(max_argument_bytes=draw(st.integers(1, max(1, largest))))
-
-
-def predictable(spec: StreamSpec) -> bool:
-    """Whether the oracle predicts ``spec`` under every profile (it refuses plans it cannot
-    predict with ``PlanError``); every spec the strategies draw is."""
-    rendered = render(spec)
-    try:
-        for profile in PROFILES:
-            expect(spec, rendered, profile)
-    except PlanError:
-        return False
-    return True
 
 
 @st.composite
