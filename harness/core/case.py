@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from .checks import CHECKS, run_checks
 from .declaration import OBSERVABLES
-from .judgement import Failure, call_name
+from .judgement import Failure, Judgement, call_name
 from .observation import Observation, observe
 from .oracle import expect
 from .rendering import render
@@ -122,11 +122,17 @@ def run_case(
     runs = 0
     elapsed = 0.0
     unobserved: set[str] = set()
+    judged: dict[str, Judgement] = {}
     for chunks in chunkings(rendered.data, splitting):
         runs += 1
         seen = observe(factory, spec.tools, spec.limits, chunks, spec.dialect)
         elapsed += seen.elapsed
-        judgement = run_checks(expected, seen, scenario.kind, exposed, scenario.rules)
+        key = _identity(seen)
+        judgement = judged.get(key)
+        if judgement is None:
+            judgement = run_checks(expected, seen, scenario.kind, exposed, scenario.rules)
+            if len(judged) < _JUDGED:
+                judged[key] = judgement
         unobserved.update(judgement.not_observable)
         if judgement.failures:
             return CaseResult.of(
@@ -149,6 +155,20 @@ def run_case(
         elapsed=elapsed,
         not_observable=_in_check_order(unobserved),
     )
+
+
+_JUDGED = 256
+"""Distinct observations of one case whose judgement is kept for the chunkings to come."""
+
+
+def _identity(seen: Observation) -> str:
+    """Everything the checks read of an observation, as one string: two chunkings whose
+    observations have the same identity get the same judgement, so it is made once (most
+    chunkings of ``pairs`` hand back exactly what the whole stream does). Every value in an
+    observation is a plain builtin (``Observed.from_result``), whose ``repr`` tells apart
+    every value and type a check can tell apart; a finer identity only costs a recheck."""
+    findings = None if seen.findings is None else sorted(seen.findings)
+    return repr((seen.releases, seen.error, seen.timed_out, findings))
 
 
 def _in_check_order(names: set[str]) -> tuple[str, ...]:
