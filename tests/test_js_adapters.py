@@ -415,3 +415,18 @@ def test_the_ai_sdk_responses_model_keeps_the_calls_done_before_an_error() -> No
     the error event is handed back, the one it cut short is not."""
     results = assemble_scenario("ai-sdk-openai-responses", "or-e-nested-error-sequential")
     assert [(r["id"], r["arguments"]) for r in results] == [("call_1", {"city": "Paris"})]
+
+
+@needs_node
+def test_a_call_the_ai_sdk_sets_apart_keeps_its_place() -> None:
+    """The call after one the SDK marks `invalid` is handed back as the second call, never
+    taken for the first."""
+    data = sse(
+        chunk(header(0, "call_a", "get_weather", '{"city": "Par'), role="assistant"),
+        chunk(header(1, "call_b", "get_weather", '{"city": "Rome"}')),
+        chunk(finish="tool_calls"),
+    )
+    results = assemble("ai-sdk-openai", data)
+    assert [(r["index"], r["id"], r["arguments"]) for r in results] == [
+        (1, "call_b", {"city": "Rome"})
+    ]

@@ -77,13 +77,14 @@ export async function assembleWith(model, tools, { customTool } = {}) {
     return [];
   }
   // Numbered by first appearance (D16): `toolCalls` lists each call when its input completed.
+  // A call set apart keeps its number, so the calls after it are not taken for it.
   const order = (call) => firstSeen.get(call.toolCallId) ?? Number.MAX_SAFE_INTEGER;
   return calls
     .map((call, position) => ({ call, position }))
     .sort((a, b) => order(a.call) - order(b.call) || a.position - b.position)
-    .map(({ call }) => call)
-    .filter((call) => !call.invalid)
-    .map((call, index) =>
+    .map(({ call }, index) => ({ call, index }))
+    .filter(({ call }) => !call.invalid)
+    .map(({ call, index }) =>
       custom.has(call.toolName)
         ? callResult(0, index, call.toolCallId, call.toolName, call.input, { arguments: call.input, kind: 'custom' })
         : callResult(0, index, call.toolCallId, call.toolName, null, { arguments: call.input }),
