@@ -77,9 +77,11 @@ export async function assembleWith(model, tools, { customTool } = {}) {
     return [];
   }
   // Numbered by first appearance (D16): `toolCalls` lists each call when its input completed.
-  // A call set apart keeps its number, so the calls after it are not taken for it.
+  // A call set apart keeps its number, so the calls after it are not taken for it; a call the
+  // provider ran itself (a server tool, `providerExecuted`) is no call of the caller's.
   const order = (call) => firstSeen.get(call.toolCallId) ?? Number.MAX_SAFE_INTEGER;
   return calls
+    .filter((call) => !call.providerExecuted)
     .map((call, position) => ({ call, position }))
     .sort((a, b) => order(a.call) - order(b.call) || a.position - b.position)
     .map(({ call }, index) => ({ call, index }))
