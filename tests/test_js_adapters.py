@@ -46,16 +46,25 @@ DIALECTS = {
 OPENAI_CHAT = [name for name in ALL if name not in DIALECTS]
 
 
+def _packages_missing() -> bool:
+    """Whether a package some adapter of the manifest drives is not installed (none yet, or
+    an install from before the adapter was added)."""
+    return any(
+        not (FOLDER / "node_modules" / package / "package.json").is_file()
+        for adapter in MANIFEST.values()
+        for package in adapter["packages"]
+    )
+
+
 def _install_packages() -> None:
     """``npm ci`` once for every test worker (a lock keeps xdist's workers from racing), when
-    npm is here and the locked packages are not installed yet."""
+    npm is here and the locked packages are not all installed yet."""
     npm = shutil.which("npm")
-    installed = FOLDER / "node_modules" / ".package-lock.json"
-    if npm is None or installed.exists():
+    if npm is None or not _packages_missing():
         return
     with (FOLDER / ".npm-ci.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not installed.exists():
+        if _packages_missing():
             subprocess.run(
                 [npm, "ci", "--prefix", str(FOLDER), "--no-audit", "--no-fund"],
                 check=True,
