@@ -10,6 +10,7 @@ and the roster tests show the matrix saying so."""
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import shutil
 import subprocess
@@ -23,7 +24,8 @@ from callstream.cli import main
 from callstream.connect.connectables import load_implementation
 from callstream.core.declaration import OBSERVABLES, Implementation
 from callstream.core.rendering import render
-from callstream.corpus.scenario import corpus_paths, load_scenarios
+from callstream.corpus.scenario import Scenario, corpus_paths, load_scenarios
+from callstream.errors import ImplementationReportedError
 from callstream.matrix.roster import JS_ADAPTERS, roster
 from callstream.reference import Limits, Tool
 from tests.helpers import TOOLS, args, chunk, header, sse
@@ -33,18 +35,36 @@ FOLDER = ROOT / JS_ADAPTERS
 MANIFEST = json.loads((FOLDER / "package.json").read_text("utf-8"))["callstream"]["adapters"]
 ALL = list(MANIFEST)
 AI_SDK = ["ai-sdk-openai", "ai-sdk-openai-compatible"]
+DIALECTS = {
+    "openai-node-responses": "openai-responses",
+    "ai-sdk-openai-responses": "openai-responses",
+    "anthropic-sdk": "anthropic-messages",
+    "ai-sdk-anthropic": "anthropic-messages",
+    "langchain-anthropic": "anthropic-messages",
+}
+"""The adapters of the other dialects; every other one reads openai-chat."""
+OPENAI_CHAT = [name for name in ALL if name not in DIALECTS]
+
+
+def _packages_missing() -> bool:
+    """Whether a package some adapter of the manifest drives is not installed (none yet, or
+    an install from before the adapter was added)."""
+    return any(
+        not (FOLDER / "node_modules" / package / "package.json").is_file()
+        for adapter in MANIFEST.values()
+        for package in adapter["packages"]
+    )
 
 
 def _install_packages() -> None:
     """``npm ci`` once for every test worker (a lock keeps xdist's workers from racing), when
-    npm is here and the locked packages are not installed yet."""
+    npm is here and the locked packages are not all installed yet."""
     npm = shutil.which("npm")
-    installed = FOLDER / "node_modules" / ".package-lock.json"
-    if npm is None or installed.exists():
+    if npm is None or not _packages_missing():
         return
     with (FOLDER / ".npm-ci.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not installed.exists():
+        if _packages_missing():
             subprocess.run(
                 [npm, "ci", "--prefix", str(FOLDER), "--no-audit", "--no-fund"],
                 check=True,
@@ -88,6 +108,28 @@ def assemble(adapter: str, data: bytes, tools: Sequence[Tool] = TOOLS) -> list[A
     return results
 
 
+@functools.cache
+def corpus() -> dict[str, Scenario]:
+    """The built-in corpus by scenario id, loaded once for the module."""
+    return {s.id: s for s in load_scenarios(corpus_paths([], [])).scenarios}
+
+
+def corpus_scenario(scenario_id: str) -> Scenario:
+    """One scenario of the built-in corpus (its stream is rendered as the emulator serves it)."""
+    return corpus()[scenario_id]
+
+
+def assemble_scenario(adapter: str, scenario_id: str) -> list[Any]:
+    """What ``adapter`` hands back for a corpus scenario's stream, in its declared dialect."""
+    scenario = corpus_scenario(scenario_id)
+    assert scenario.spec.dialect == DIALECTS.get(adapter, "openai-chat")
+    return assemble(adapter, render(scenario.spec).data, scenario.spec.tools)
+
+
+def verdicts(results: list[Any]) -> list[tuple[str | None, str]]:
+    return [(r["id"], r["status"]) for r in results]
+
+
 def one_call(*fragments: str, finish: str | None = "tool_calls", role: bool = True) -> bytes:
     """One get_weather call whose arguments come in ``fragments``."""
     first = chunk(header(0, "call_abc", "get_weather"), role="assistant" if role else None)
@@ -107,15 +149,21 @@ def test_every_js_adapter_declares_what_it_can_show_and_never_release_timing() -
     for declaration in exposed.values():
         assert declaration.observables <= set(OBSERVABLES)
         assert "incremental" not in declaration.observables
-        assert declaration.dialects == ("openai-chat",)
+    for name, declaration in exposed.items():
+        assert declaration.dialects == (DIALECTS.get(name, "openai-chat"),)
     assert exposed["openai-node"].observables == {"status", "arguments_text", "ids", "choices"}
     for name in AI_SDK:
         assert exposed[name].observables == {"arguments", "ids"}
     assert exposed["langchain-openai-js"].observables == {"status", "arguments", "ids"}
+    assert exposed["openai-node-responses"].observables == {"status", "arguments_text", "ids"}
+    assert exposed["ai-sdk-openai-responses"].observables == {"arguments", "ids"}
+    assert exposed["ai-sdk-anthropic"].observables == {"arguments", "ids"}
+    for name in ("anthropic-sdk", "langchain-anthropic"):
+        assert exposed[name].observables == {"status", "arguments", "ids"}
 
 
 @needs_node
-@pytest.mark.parametrize("adapter", ALL)
+@pytest.mark.parametrize("adapter", OPENAI_CHAT)
 def test_a_clean_stream_is_one_ready_call(adapter: str) -> None:
     """Every library gets the plain OpenAI stream right."""
     [result] = assemble(adapter, CLEAN)
@@ -287,3 +335,107 @@ def test_deeply_nested_arguments_cross_the_pipe_whole() -> None:
     [result] = assemble("langchain-openai-js", render(scenario.spec).data, scenario.spec.tools)
     assert result["status"] == "ready"
     assert isinstance(result["arguments"]["blob"], list)
+
+
+@needs_node
+@pytest.mark.parametrize("adapter", sorted(DIALECTS))
+def test_a_clean_stream_of_its_dialect_is_handed_back(adapter: str) -> None:
+    """Each library of the other dialects gets its own plain stream right, read through the
+    request the emulator answers (`POST /v1/messages`, `POST /v1/responses`)."""
+    if DIALECTS[adapter] == "anthropic-messages":
+        [result] = assemble_scenario(adapter, "am-l-one-call-tool-use")
+        assert (result["id"], result["name"]) == ("toolu_014cZKakAghgvhi4Y99XBUru", "search")
+        assert result["arguments"] == {"query": "Detroit Tigers schedule"}
+    else:
+        [result] = assemble_scenario(adapter, "or-l-single-call-completed")
+        assert (result["id"], result["name"]) == ("call_1", "get_weather")
+        if adapter == "openai-node-responses":
+            assert result["arguments_text"] == '{"city": "Paris", "units": "c"}'
+        else:
+            assert result["arguments"] == {"city": "Paris", "units": "c"}
+    assert result["status"] == "ready"
+
+
+@needs_node
+def test_anthropic_sdk_refuses_a_message_that_never_stopped() -> None:
+    """Only `message_stop` makes a message: without it `finalMessage()` throws, in the SDK's
+    words, and the call of the snapshot is refused; LangChain and the AI SDK, which read no
+    `message_stop`, hand the same call back to run."""
+    [result] = assemble_scenario("anthropic-sdk", "am-l-eof-without-message-stop")
+    assert result["status"] == "rejected"
+    assert result["detail"] == (
+        "AnthropicError: stream ended without producing a Message with role=assistant"
+    )
+    for adapter in ("langchain-anthropic", "ai-sdk-anthropic"):
+        [result] = assemble_scenario(adapter, "am-l-eof-without-message-stop")
+        assert (result["status"], result["arguments"]) == ("ready", {"city": "Paris", "units": "c"})
+
+
+@needs_node
+def test_a_call_cut_by_max_tokens_is_run_with_a_partial_parse() -> None:
+    """Neither the SDK nor LangChain acts on `max_tokens`: both complete the truncated input
+    (the SDK's partial-JSON parser drops the value it was cut in, LangChain's keeps it) and
+    hand the call back to run; the AI SDK, whose parse fails, sets it apart."""
+    scenario = "am-l-max-tokens-inside-a-value"
+    [result] = assemble_scenario("anthropic-sdk", scenario)
+    assert (result["status"], result["arguments"]) == ("ready", {})
+    [result] = assemble_scenario("langchain-anthropic", scenario)
+    assert (result["status"], result["arguments"]) == ("ready", {"city": "Par"})
+    assert assemble_scenario("ai-sdk-anthropic", scenario) == []
+
+
+@needs_node
+def test_input_that_is_not_json_crashes_the_anthropic_sdk() -> None:
+    """The SDK hands input that is not truncated JSON to `JSON.parse` and lets its SyntaxError
+    out (wrapped in an AnthropicError, D60): the library's crash. LangChain sets the call apart
+    as "Malformed args.", the AI SDK does not hand it back."""
+    with pytest.raises(ImplementationReportedError, match="SyntaxError"):
+        assemble_scenario("anthropic-sdk", "am-v-invalid-json-at-stop")
+    [result] = assemble_scenario("langchain-anthropic", "am-v-invalid-json-at-stop")
+    assert (result["status"], result["detail"]) == ("rejected", "Malformed args.")
+    assert assemble_scenario("ai-sdk-anthropic", "am-v-invalid-json-at-stop") == []
+
+
+@needs_node
+@pytest.mark.parametrize("adapter", ["anthropic-sdk", "langchain-anthropic"])
+def test_an_anthropic_error_event_rejects_the_call_it_cut_short(adapter: str) -> None:
+    """`event: error` throws the SDK's `APIError`, in both the SDK's stream and LangChain's."""
+    [result] = assemble_scenario(adapter, "am-q-error-overloaded-error")
+    assert result["status"] == "rejected"
+    assert "overloaded_error" in result["detail"]
+
+
+@needs_node
+def test_openai_node_hands_back_the_calls_of_an_incomplete_response() -> None:
+    """`finalResponse()` resolves with an incomplete response (D72): both calls, the last one
+    cut by max_output_tokens, come back to run; an error event rejects every call it saw."""
+    results = assemble_scenario(
+        "openai-node-responses", "or-l-incomplete-max-output-tokens-last-call"
+    )
+    assert verdicts(results) == [("call_1", "ready"), ("call_2", "ready")]
+    results = assemble_scenario("openai-node-responses", "or-e-nested-error-sequential")
+    assert verdicts(results) == [("call_1", "rejected"), ("call_2", "rejected")]
+    assert results[0]["detail"].startswith("APIError: ")
+
+
+@needs_node
+def test_the_ai_sdk_responses_model_keeps_the_calls_done_before_an_error() -> None:
+    """The Responses model emits a call at its `output_item.done`: the call finished before
+    the error event is handed back, the one it cut short is not."""
+    results = assemble_scenario("ai-sdk-openai-responses", "or-e-nested-error-sequential")
+    assert [(r["id"], r["arguments"]) for r in results] == [("call_1", {"city": "Paris"})]
+
+
+@needs_node
+def test_a_call_the_ai_sdk_sets_apart_keeps_its_place() -> None:
+    """The call after one the SDK marks `invalid` is handed back as the second call, never
+    taken for the first."""
+    data = sse(
+        chunk(header(0, "call_a", "get_weather", '{"city": "Par'), role="assistant"),
+        chunk(header(1, "call_b", "get_weather", '{"city": "Rome"}')),
+        chunk(finish="tool_calls"),
+    )
+    results = assemble("ai-sdk-openai", data)
+    assert [(r["index"], r["id"], r["arguments"]) for r in results] == [
+        (1, "call_b", {"city": "Rome"})
+    ]

@@ -31,9 +31,9 @@
 
 const { ChatOpenAI } = require('@langchain/openai');
 const { concat } = require('@langchain/core/utils/stream');
-const { AIMessageChunk } = require('@langchain/core/messages');
 const OpenAI = require('openai');
 const { BASE_URL, MESSAGES, MODEL, callResult, functionTools, serve, servingFetch } = require('./lib/pipe');
+const { classified } = require('./lib/langchain');
 
 function inBandError(error) {
   const cause = error && error.cause instanceof OpenAI.APIError ? error.cause : error;
@@ -41,27 +41,6 @@ function inBandError(error) {
     cause instanceof OpenAI.APIError &&
     !(cause instanceof OpenAI.APIConnectionError) &&
     cause.status === undefined
-  );
-}
-
-/** LangChain's own verdicts, `tool_calls` ready with its parse and `invalid_tool_calls`
- * rejected, numbered by where each call's first chunk stands in `tool_call_chunks` (D16). */
-function classified(message) {
-  if (!(message instanceof AIMessageChunk)) return [];
-  const chunks = message.tool_call_chunks || [];
-  const firstAt = (entry) => {
-    const at = chunks.findIndex((c) => (entry.id ? c.id === entry.id : !c.id && (c.name ?? '') === (entry.name ?? '')));
-    return at < 0 ? Number.MAX_SAFE_INTEGER : at;
-  };
-  const entries = [
-    ...(message.tool_calls || []).map((call, n) => ({ call, ready: true, n })),
-    ...(message.invalid_tool_calls || []).map((call, n) => ({ call, ready: false, n: 1e6 + n })),
-  ];
-  entries.sort((a, b) => firstAt(a.call) - firstAt(b.call) || a.n - b.n);
-  return entries.map(({ call, ready }, index) =>
-    ready
-      ? callResult(0, index, call.id, call.name, null, { arguments: call.args })
-      : callResult(0, index, call.id, call.name, null, { rejected: 'malformed_json', detail: call.error }),
   );
 }
 

@@ -28,12 +28,15 @@ import pipe from './pipe.js';
 
 const { MESSAGES, callResult } = pipe;
 
-/** The tools of a `run` as AI SDK tools, no `execute`: function tools only (a custom tool is
- * offered as a function of the same name). */
-function sdkTools(tools) {
+/** The tools of a `run` as AI SDK tools, no `execute`: a custom tool as the provider's own
+ * custom tool where it has one (`customTool`, the Responses model's `openai.tools.customTool`),
+ * else as a function of the same name. */
+function sdkTools(tools, customTool) {
   const offered = {};
   for (const t of tools) {
-    offered[t.name] = tool({ inputSchema: jsonSchema(t.parameters || { type: 'object', properties: {} }) });
+    offered[t.name] = t.type === 'custom' && customTool
+      ? customTool(t.format ? { format: t.format } : {})
+      : tool({ inputSchema: jsonSchema(t.parameters || { type: 'object', properties: {} }) });
   }
   return offered;
 }
@@ -43,12 +46,14 @@ function ownError(error) {
   return AISDKError.isInstance(error) || (error && typeof error === 'object' && 'name' in error && String(error.name).startsWith('AI_'));
 }
 
-/** Run `model` over one stream with `tools` offered, as the SDK's users do; the results. */
-export async function assembleWith(model, tools) {
+/** Run `model` over one stream with `tools` offered, as the SDK's users do; the results. A
+ * call of a custom tool offered through `customTool` is handed back with its input text. */
+export async function assembleWith(model, tools, { customTool } = {}) {
+  const custom = new Set(customTool ? tools.filter((t) => t.type === 'custom').map((t) => t.name) : []);
   const result = streamText({
     model,
     messages: MESSAGES,
-    ...(tools.length ? { tools: sdkTools(tools) } : {}),
+    ...(tools.length ? { tools: sdkTools(tools, customTool) } : {}),
     maxRetries: 0,
     onError: () => {}, // the error parts are read below
   });
@@ -72,13 +77,20 @@ export async function assembleWith(model, tools) {
     return [];
   }
   // Numbered by first appearance (D16): `toolCalls` lists each call when its input completed.
+  // A call set apart keeps its number, so the calls after it are not taken for it; a call the
+  // provider ran itself (a server tool, `providerExecuted`) is no call of the caller's.
   const order = (call) => firstSeen.get(call.toolCallId) ?? Number.MAX_SAFE_INTEGER;
   return calls
+    .filter((call) => !call.providerExecuted)
     .map((call, position) => ({ call, position }))
     .sort((a, b) => order(a.call) - order(b.call) || a.position - b.position)
-    .map(({ call }) => call)
-    .filter((call) => !call.invalid)
-    .map((call, index) => callResult(0, index, call.toolCallId, call.toolName, null, { arguments: call.input }));
+    .map(({ call }, index) => ({ call, index }))
+    .filter(({ call }) => !call.invalid)
+    .map(({ call, index }) =>
+      custom.has(call.toolName)
+        ? callResult(0, index, call.toolCallId, call.toolName, call.input, { arguments: call.input, kind: 'custom' })
+        : callResult(0, index, call.toolCallId, call.toolName, null, { arguments: call.input }),
+    );
 }
 
 export const OBSERVABLES = ['arguments', 'ids'];
