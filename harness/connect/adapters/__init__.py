@@ -73,6 +73,12 @@ ADAPTERS: dict[str, Adapter] = {
     "anthropic-accumulator": Adapter(
         "callstream.connect.adapters.anthropic_sdk", "accumulator", "anthropic", "anthropic"
     ),
+    "langchain-anthropic": Adapter(
+        "callstream.connect.adapters.langchain_anthropic",
+        "chat_anthropic",
+        "langchain_anthropic",
+        "langchain-anthropic",
+    ),
 }
 """Every ``http:`` adapter, by name."""
 
