@@ -79,6 +79,9 @@ ADAPTERS: dict[str, Adapter] = {
         "langchain_anthropic",
         "langchain-anthropic",
     ),
+    "litellm-anthropic": Adapter(
+        "callstream.connect.adapters.litellm_anthropic", "anthropic_completion", "litellm", "litellm"
+    ),
 }
 """Every ``http:`` adapter, by name."""
 
