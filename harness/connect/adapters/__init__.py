@@ -15,7 +15,7 @@ module, imported only when asked for, and needs its library installed
     http:anthropic            anthropic SDK, messages.stream() + get_final_message()
     http:anthropic-accumulator  anthropic SDK, create(stream=True) + accumulate_event()
     http:langchain-anthropic  langchain-anthropic ChatAnthropic.stream(), chunks summed with +
-    http:litellm-anthropic    litellm.completion("anthropic/…", stream=True) + stream_chunk_builder()
+    http:litellm-anthropic    litellm.completion("anthropic/…", stream=True) + stream_chunk_builder
     http:pydantic-ai-anthropic  pydantic-ai AnthropicModel, model_request_stream(); ToolCallParts
 """
 
@@ -80,7 +80,16 @@ ADAPTERS: dict[str, Adapter] = {
         "langchain-anthropic",
     ),
     "litellm-anthropic": Adapter(
-        "callstream.connect.adapters.litellm_anthropic", "anthropic_completion", "litellm", "litellm"
+        "callstream.connect.adapters.litellm_anthropic",
+        "anthropic_completion",
+        "litellm",
+        "litellm",
+    ),
+    "pydantic-ai-anthropic": Adapter(
+        "callstream.connect.adapters.pydantic_ai_anthropic",
+        "anthropic_model",
+        "pydantic_ai",
+        "pydantic-ai-anthropic",
     ),
 }
 """Every ``http:`` adapter, by name."""

@@ -46,7 +46,9 @@ def anthropic_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
     ]
 
 
-def tool_use_results(content: Sequence[Any], *, rejected: str | None = None) -> list[dict[str, Any]]:
+def tool_use_results(
+    content: Sequence[Any], *, rejected: str | None = None
+) -> list[dict[str, Any]]:
     """The ``tool_use`` blocks of a message's ``content``, in order, as results: each with its
     id, name and ``input`` (the library's parse) as its arguments; a ``server_tool_use`` block
     runs on Anthropic's side and is no call for the client (D21). The SDK keeps no text of an

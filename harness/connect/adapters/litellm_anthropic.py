@@ -30,9 +30,16 @@ has one.
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as http:litellm: offline, quiet
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+os.environ.setdefault("LITELLM_LOG", "CRITICAL")
+
 from collections.abc import Sequence
 from typing import Any
 
+import litellm
 import openai
 
 from callstream.reference import Tool
@@ -40,7 +47,7 @@ from callstream.reference import Tool
 from ...core.declaration import Declaration
 from .anthropic_request import MAX_TOKENS, origin
 from .base import MESSAGES, TIMEOUT, HttpAdapter, function_tools
-from .litellm import _calls, litellm  # litellm.py keeps litellm offline and quiet on import
+from .litellm import _calls
 
 __all__ = ["LiteLLMAnthropic", "anthropic_completion"]
 
