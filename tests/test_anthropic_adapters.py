@@ -172,6 +172,13 @@ def test_pydantic_ai_refuses_a_start_input_followed_by_streamed_input() -> None:
     assert broken(result) == {("calls_released", ("A5",))}
 
 
+def test_pydantic_ai_hands_back_the_text_its_tool_manager_parses() -> None:
+    """A parameterless block that streamed nothing has no args in pydantic-ai; its agent runs
+    it as '{}', which is the text handed back (D66, D22): the scenario passes."""
+    result = judged("pydantic-ai-anthropic", "am-l-parameterless-without-any-delta")
+    assert (result.outcome, result.failures) == ("passed", ())
+
+
 def test_the_tools_are_offered_as_anthropic_tools_to_the_messages_route() -> None:
     """Each tool is sent with its input schema; the SDK is given the emulator's origin."""
     assert anthropic_tools([STOCK]) == [
