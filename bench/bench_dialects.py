@@ -10,7 +10,12 @@ and validate against the tools' schemas), their ratio, and the reference's time 
 sizes, whose ratio shows whether the cost is linear in the stream's size. Times are the best
 process (CPU) time of several runs, the figure least disturbed by other load on the machine.
 
-    python -m bench.bench_dialects [--sizes 20000,200000] [--repeat 5]
+A second table puts a dialect's contenders (``CONTENDERS``: a library's own fold of that wire,
+behind the floor's line splitting and ``json.loads``) beside the reference on the same stream,
+where the library is installed and the calls are at most ``--contender-max-size`` bytes (a
+contender may be quadratic); each must hand back the planned calls too.
+
+    python -m bench.bench_dialects [--sizes 20000,200000] [--repeat 5] [--contender-max-size N]
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ import argparse
 import json
 import random
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
 from callstream.core.dialects import DIALECTS
 from callstream.core.rendering import render
@@ -78,12 +84,73 @@ def run_reference(dialect: str, chunks: Sequence[bytes]) -> list[CallResult]:
     return results
 
 
+Contender = Callable[[Sequence[bytes]], list[tuple[str, Any]]]
+"""A library's fold of one dialect's stream: (name, arguments) of each call it hands back, the
+arguments as the library hands them (text, or its parse)."""
+
+
+def data_payloads(chunks: Sequence[bytes]) -> Iterator[Any]:
+    """The floor's work, for a contender: each ``data:`` payload of the stream, loaded."""
+    loads = json.loads
+    tail = b""
+    for chunk in chunks:
+        lines = (tail + chunk).split(b"\n")
+        tail = lines.pop()
+        for line in lines:
+            if line.startswith(b"data: "):
+                payload = line[6:]
+                if payload != b"[DONE]":
+                    yield loads(payload)
+
+
+def anthropic_accumulator() -> tuple[Contender | None, str]:
+    """The anthropic SDK's own fold of the Messages events, ``accumulate_event``, each event
+    built as the SDK's stream builds it (``construct_type``, no validation). It re-parses a
+    block's whole input buffer on every ``input_json_delta`` (jiter, partial mode)."""
+    try:
+        import anthropic
+        from anthropic._models import construct_type
+        from anthropic.lib.streaming._messages import accumulate_event
+        from anthropic.types import RawMessageStreamEvent
+    except ImportError as exc:
+        return None, f"anthropic not importable ({exc})"
+
+    def run(chunks: Sequence[bytes]) -> list[tuple[str, Any]]:
+        snapshot: Any = None
+        buffers: dict[int, bytes] = {}
+        for payload in data_payloads(chunks):
+            event: Any = construct_type(type_=RawMessageStreamEvent, value=payload)
+            snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
+        return [(b.name, b.input) for b in snapshot.content if b.type == "tool_use"]
+
+    return run, f"anthropic {anthropic.__version__} accumulate_event"
+
+
+CONTENDERS: dict[str, Callable[[], tuple[Contender | None, str]]] = {
+    "anthropic-messages": anthropic_accumulator,
+}
+"""Each dialect's contenders' factories: (the run or None, a note naming it or why not)."""
+
+
+def planned(spec: StreamSpec, parsed: bool) -> list[tuple[str, Any]]:
+    """(name, arguments) of each planned call: the text, or its parse (``parsed``)."""
+    return [(c.name, json.loads(c.arguments) if parsed else c.arguments) for c in spec.calls]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="20000,200000", help="argument bytes per call")
     parser.add_argument("--repeat", type=int, default=5, help="runs per figure (the best counts)")
+    parser.add_argument(
+        "--contender-max-size",
+        type=int,
+        default=20000,
+        help="largest argument bytes per call a contender is run on",
+    )
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",")]
+    contenders = {dialect: made() for dialect, made in CONTENDERS.items()}
+    contended: list[str] = []
     print("| dialect | per call | stream | floor | reference | × floor | reference ms/MB |")
     print("|---|--:|--:|--:|--:|--:|--:|")
     per_mb: dict[str, list[float]] = {}
@@ -104,12 +171,31 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
                 return 1
             mb = len(body) / MB
+            run_contender, note = contenders.get(dialect, (None, ""))
+            if run_contender is not None and size <= args.contender_max_size:
+                contender, calls = measure(partial(run_contender, chunks), args.repeat, 30.0)
+                parsed = any(not isinstance(arguments, str) for _, arguments in calls)
+                if calls != planned(base, parsed):
+                    print(f"{note}: did not hand back the planned calls", file=sys.stderr)
+                    return 1
+                contended.append(
+                    f"| {note} | {dialect} | {size:,} B | {cpu(contender) * 1000:.1f} ms"
+                    f" | {cpu(contender) / cpu(timing):.2f} | {cpu(contender) * 1000 / mb:.0f} |"
+                )
             per_mb.setdefault(dialect, []).append(cpu(timing) * 1000 / mb)
             print(
                 f"| {dialect} | {size:,} B | {len(body) / 1e6:.2f} MB | {cpu(floor) * 1000:.1f} ms"
                 f" | {cpu(timing) * 1000:.1f} ms | {cpu(timing) / cpu(floor):.2f}"
                 f" | {cpu(timing) * 1000 / mb:.0f} |"
             )
+    if contended:
+        print()
+        print("| contender | dialect | per call | contender | × reference | contender ms/MB |")
+        print("|---|---|--:|--:|--:|--:|")
+        print("\n".join(contended))
+    for dialect, (run_contender, note) in contenders.items():
+        if run_contender is None:
+            print(f"{dialect}: contender not run: {note}")
     if len(sizes) > 1:
         print()
         for dialect, figures in per_mb.items():

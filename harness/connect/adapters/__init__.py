@@ -12,6 +12,11 @@ module, imported only when asked for, and needs its library installed
     http:litellm              litellm.completion(stream=True) + stream_chunk_builder()
     http:pydantic-ai          pydantic-ai OpenAIChatModel, model_request_stream(); ToolCallParts
     http:openai-agents        openai-agents OpenAIChatCompletionsModel.stream_response()
+    http:anthropic            anthropic SDK, messages.stream() + get_final_message()
+    http:anthropic-accumulator  anthropic SDK, create(stream=True) + accumulate_event()
+    http:langchain-anthropic  langchain-anthropic ChatAnthropic.stream(), chunks summed with +
+    http:litellm-anthropic    litellm.completion("anthropic/…", stream=True) + stream_chunk_builder
+    http:pydantic-ai-anthropic  pydantic-ai AnthropicModel, model_request_stream(); ToolCallParts
 """
 
 from __future__ import annotations
@@ -61,6 +66,30 @@ ADAPTERS: dict[str, Adapter] = {
         "chat_completions_model",
         "agents",
         "openai-agents",
+    ),
+    "anthropic": Adapter(
+        "callstream.connect.adapters.anthropic_sdk", "message_stream", "anthropic", "anthropic"
+    ),
+    "anthropic-accumulator": Adapter(
+        "callstream.connect.adapters.anthropic_sdk", "accumulator", "anthropic", "anthropic"
+    ),
+    "langchain-anthropic": Adapter(
+        "callstream.connect.adapters.langchain_anthropic",
+        "chat_anthropic",
+        "langchain_anthropic",
+        "langchain-anthropic",
+    ),
+    "litellm-anthropic": Adapter(
+        "callstream.connect.adapters.litellm_anthropic",
+        "anthropic_completion",
+        "litellm",
+        "litellm",
+    ),
+    "pydantic-ai-anthropic": Adapter(
+        "callstream.connect.adapters.pydantic_ai_anthropic",
+        "anthropic_model",
+        "pydantic_ai",
+        "pydantic-ai-anthropic",
     ),
 }
 """Every ``http:`` adapter, by name."""
