@@ -192,6 +192,9 @@ def test_the_schema_describes_every_message_both_ways() -> None:
     assert protocol_problem({"cmd": "feed", "seq": "opaque", "data": "ZGF0YQ=="}, "request") is None
     assert protocol_problem({"cmd": "stop"}, "request") is None
     assert protocol_problem({"seq": 3, "results": [result]}, "feed") is None
+    # A program that does not expose the text (an SDK that keeps only its parse) sends null.
+    unexposed = result | {"arguments_text": None}
+    assert protocol_problem({"seq": 3, "results": [unexposed]}, "feed") is None
     assert protocol_problem({"seq": 3, "results": [], "findings": ["C7"]}, "close") is None
     assert protocol_problem({"seq": 3, "error": {"message": "boom"}}, "run") is None
     assert protocol_problem({"cmd": "fed", "seq": 1}, "request") == (

@@ -520,6 +520,20 @@ def test_a_parameterless_call_whose_arguments_never_came_may_read_as_an_empty_ob
     assert [f.check for f in _judge(expected, _observation(wrong), "must")] == ["text_exact"]
 
 
+def test_an_anthropic_block_that_streamed_nothing_may_read_as_no_text() -> None:
+    """D22 completes such a block as ``{}``; handing back ``""`` (the concatenation of no
+    fragments, A2's own words) is not an A2 failure either, but other text still is."""
+    spec = StreamSpec(
+        TOOLS, (plan(name="get_time", arguments="", cuts=()),), dialect="anthropic-messages"
+    )
+    expected = expect(spec, render(spec), "lenient")
+    assert [call.arguments_text for call in expected.calls] == ["{}"]
+    result = _ready(name="get_time", arguments_text="", arguments={})
+    assert _judge(expected, _observation(result), "must") == ()
+    wrong = _ready(name="get_time", arguments_text="{ }", arguments={})
+    assert [f.check for f in _judge(expected, _observation(wrong), "must")] == ["text_exact"]
+
+
 def test_a_status_outside_the_contract_is_named_as_such() -> None:
     """``done`` is not "done, expected ready": the message says the contract has no such
     status."""

@@ -285,9 +285,11 @@ def _text_exact(expected: Expected, seen: Observation, exposed: Collection[str])
 
 
 def _empty_arguments_completed(call: ExpectedCall, result: Observed) -> bool:
-    """A parameterless call whose arguments never arrived may be handed back as ``{}``: the
-    rules complete it so (REQUIREMENTS.md, "How a stream ends decides what its calls become")."""
-    return call.arguments_text == "" and result.arguments_text == "{}"
+    """Empty arguments may read ``""`` or ``{}`` whichever is expected: a parameterless call
+    whose arguments never arrived completes as ``{}`` (REQUIREMENTS.md, "How a stream ends
+    decides what its calls become"; D3), and the concatenation of no fragments is ``""`` (A2's
+    own words; D22)."""
+    return {call.arguments_text, result.arguments_text} == {"", "{}"}
 
 
 def _identity(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:

@@ -213,15 +213,17 @@ def _events(spec: StreamSpec) -> Iterator[Event]:
             "role": "assistant",
             "content": [],
         }
+        # As the API sends a message: its content part opened empty, the text's deltas, the
+        # text restated, the part closed, then the item (openai-node's accumulator throws
+        # on a text delta whose content part was never added).
+        text = {"item_id": "msg_0", "output_index": 0, "content_index": 0}
+        empty = {"type": "output_text", "text": "", "annotations": []}
+        part = {**empty, "text": noise.content}
         yield _event("response.output_item.added", output_index=0, item=message)
-        yield _event(
-            "response.output_text.delta",
-            item_id="msg_0",
-            output_index=0,
-            content_index=0,
-            delta=noise.content,
-        )
-        part = {"type": "output_text", "text": noise.content, "annotations": []}
+        yield _event("response.content_part.added", **text, part=empty)
+        yield _event("response.output_text.delta", **text, delta=noise.content)
+        yield _event("response.output_text.done", **text, text=noise.content)
+        yield _event("response.content_part.done", **text, part=part)
         done = {**message, "status": "completed", "content": [part]}
         output.append(done)
         yield _event("response.output_item.done", output_index=0, item=done)
