@@ -102,6 +102,8 @@ class Certificate:
     skipped: tuple[tuple[str, str], ...] = ()
     """Probes not run, with why (the route could not be reached, or refused the key)."""
     elapsed: float = 0.0
+    dialect: str = "openai-chat"
+    """The dialect the route was asked in."""
     findings: tuple[CertificateFinding, ...] = field(init=False, compare=False)
     """Every finding over the runs, worst first, then in probe and check order."""
 
@@ -170,7 +172,7 @@ class Certificate:
             "certificate": FORMAT,
             "verdict": self.verdict,
             "exit_code": self.exit_code,
-            "route": {"base_url": self.base_url, "model": self.model},
+            "route": {"base_url": self.base_url, "model": self.model, "dialect": self.dialect},
             "profile": self.profile,
             "date": self.date,
             "callstream": self.callstream,

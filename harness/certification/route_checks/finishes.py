@@ -3,43 +3,35 @@ the token limit, and the usage chunk that include_usage asks for."""
 
 from __future__ import annotations
 
-from ._text import choices_of
 from .answer import StreamAnswer
 from .findings import RouteFinding
 
-__all__ = ["COMPLETING", "finishes", "usage"]
-
-COMPLETING = frozenset({"tool_calls", "stop", "function_call"})
-"""The finish reasons of a choice that was not cut."""
-_TOKEN_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
+__all__ = ["finishes", "usage"]
 
 
 def finishes(answer: StreamAnswer) -> list[RouteFinding]:
-    """Each choice's first finish reason: ``tool_calls`` without a call, and, when the probe
-    set a token limit, a choice that finished all the same (the limit was not exercised)."""
+    """Each choice's first finish (``finish_reason``, ``stop_reason``, the terminal
+    ``status``): the one that promises calls (``tool_calls``, ``tool_use``) without a call, and,
+    when the probe set a token limit, a choice that finished all the same (the limit was not
+    exercised)."""
     reading = answer.reading
-    finished: dict[int, str] = {}
+    wire = answer.wire
+    finished = wire.finishes(reading.payloads)
     calls: dict[int, int] = {}
-    for payload in reading.payloads:
-        for entry in choices_of(payload):
-            reason = entry.get("finish_reason")
-            number = entry.get("index", 0)
-            if isinstance(reason, str) and reason and isinstance(number, int):
-                finished.setdefault(number, reason)
     for result in reading.lenient_results:
         calls[result.choice] = calls.get(result.choice, 0) + 1
     found = []
     for choice, reason in finished.items():
-        if reason == "tool_calls" and not calls.get(choice):
+        if reason == wire.calls_finish and not calls.get(choice):
             found.append(
                 answer.finding(
                     "finish_reason",
                     answer.deviation,
-                    "finish_reason tool_calls without a call",
+                    f"{wire.finish_field} {reason} without a call",
                     f"choice {choice}",
                 )
             )
-        if answer.asked.limited and reason in COMPLETING and all(r.ready for r in reading.results):
+        if answer.asked.limited and reason in wire.completing and all(r.ready for r in reading.results):
             found.append(
                 answer.finding(
                     "calls_made",
@@ -52,27 +44,27 @@ def finishes(answer: StreamAnswer) -> list[RouteFinding]:
 
 
 def usage(answer: StreamAnswer) -> list[RouteFinding]:
-    """With include_usage, the last usage object in the stream, with integer token counts."""
+    """When usage is due (include_usage; always in the other dialects), the last usage the
+    stream reported, with integer token counts."""
     if not answer.asked.wants_usage:
         return []
     reading = answer.reading
-    last = None
-    for event, payload in zip(reading.events, reading.payloads, strict=True):
-        if isinstance(payload, dict) and isinstance(payload.get("usage"), dict):
-            last = (event, payload["usage"])
+    wire = answer.wire
+    last = wire.usage(reading.payloads)
     if last is None:
         return [
             answer.finding(
                 "usage",
                 answer.deviation,
-                "include_usage was asked for, but no usage came",
-                "no chunk carries a usage object",
+                wire.usage_missing,
+                "no event carries a usage object",
             )
         ]
-    event, counts = last
+    number, counts = last
+    event = reading.events[number]
     missing = [
         key
-        for key in _TOKEN_COUNTS
+        for key in wire.token_counts
         if not isinstance(counts.get(key), int) or isinstance(counts.get(key), bool)
     ]
     if not missing:

@@ -16,7 +16,6 @@ from typing import Generic, TypeVar
 from ...corpus.cassette import Recording
 from .answer import (
     Answer,
-    Asked,
     CompletionAnswer,
     StreamAnswer,
     a_completion,
@@ -30,6 +29,7 @@ from .answer import (
     twin_of,
     within_size,
 )
+from ..wires import Asked
 from .calls import calls_made, rejected_calls
 from .comparison import completion_arguments, not_a_completion, same_calls
 from .findings import Profile, RouteFinding
