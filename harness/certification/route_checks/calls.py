@@ -218,6 +218,6 @@ def _repeats(text: str) -> bool:
     """True when ``text`` is one JSON text written twice or more (``{…}{…}``)."""
     try:
         _, end = json.JSONDecoder().raw_decode(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return 0 < end < len(text) and len(text) % end == 0 and text == text[:end] * (len(text) // end)

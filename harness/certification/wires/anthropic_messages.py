@@ -43,10 +43,8 @@ class AnthropicMessagesWire:
             **_codes("chunk_envelope", "A3", "A4"),
             **_codes("index_contract", "C1", "C14"),
             **_codes("identity_once", "C7"),
-            **_codes("arguments_json", "A1", "A6"),
-            **_codes("stream_error", "A2"),
+            **_codes("arguments_json", "A6"),
             **_codes("terminator", "C24"),
-            **_codes("usage", "A5"),
         }
     )
     aliases: Mapping[str, str] = field(default_factory=lambda: {"C11": "A1", "C12": "A1", "C17": "A1", "C26": "A2"})

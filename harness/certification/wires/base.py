@@ -66,8 +66,9 @@ class Wire(Protocol):
 
     @property
     def check_of_quirk(self) -> Mapping[str, str]:
-        """Which route check reports each quirk the reference records; any other,
-        ``chunk_envelope``."""
+        """Which route check reports each quirk the reference records in this dialect; any
+        other, ``chunk_envelope``. (A quirk certify itself names, such as a stream error, is
+        filed by the check that finds it.)"""
 
     @property
     def aliases(self) -> Mapping[str, str]:

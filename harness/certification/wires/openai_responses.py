@@ -37,13 +37,11 @@ class OpenAIResponsesWire:
     check_of_quirk: Mapping[str, str] = field(
         default_factory=lambda: {
             **_codes("sse_framing", "T6", "T8", "T9", "T10", "T11"),
-            **_codes("chunk_envelope", "R4", "R12"),
+            **_codes("chunk_envelope", "R4", "R7", "R12"),
             **_codes("arguments_json", "R1", "R2", "R10", "R11"),
             **_codes("index_contract", "R8"),
-            **_codes("identity_once", "R3", "R9"),
+            **_codes("identity_once", "R9"),
             **_codes("terminator", "R5"),
-            **_codes("finish_reason", "R6"),
-            **_codes("stream_error", "R7"),
         }
     )
     aliases: Mapping[str, str] = field(default_factory=lambda: {"C11": "R11"})
