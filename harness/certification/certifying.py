@@ -16,9 +16,9 @@ decoder's limits ends the reading too. The body is asked for and read as identit
 compressed body is never decoded. Each of these ends the answer with a ``how`` the checks turn
 into a finding, and the certification goes on. Each answer has a connection of its own, so an
 abandoned one never delays the next. The API key is read by the caller and given here; it goes
-into the ``Authorization`` header (``x-api-key`` for Anthropic) and nowhere else: every recording is scrubbed
-(``callstream.scrub``) before anything looks at it, so cassettes, certificates, reports and
-messages are all made from scrubbed data. Each run of a
+into the ``Authorization`` header (``x-api-key`` for Anthropic) and nowhere else: every
+recording is scrubbed (``callstream.scrub``) before anything looks at it, so cassettes,
+certificates, reports and messages are all made from scrubbed data. Each run of a
 probe is judged by ``callstream.certification.route_checks`` and the runs become a
 :class:`~callstream.certification.certificate.Certificate`. If the route cannot be reached, does
 not answer a streamed request at all, or refuses the key (401, 403) or the path (404), the

@@ -442,9 +442,7 @@ def _check_tools(tools: Any, where: str) -> None:
     parse_tools(tools, source=where)
 
 
-def _reference_verdict(
-    body: bytes, tools: tuple[Any, ...], profile: str, dialect: str
-) -> Expected:
+def _reference_verdict(body: bytes, tools: tuple[Any, ...], profile: str, dialect: str) -> Expected:
     assembler = Assembler(
         tools, profile="strict" if profile == "strict" else "lenient", dialect=dialect
     )

@@ -5,8 +5,9 @@ An answer gets as far as it gets: the route may not answer at all, answer someth
 2xx, or compress the body (then there is nothing to judge); a stream may hold no event, or be
 aborted (too slow, too large, cut) or broken (an error event, a body the reference cannot read)
 (then it is not judged as a whole); a non-streaming answer may be too large or not an answer
-of the dialect (a chat.completion, a Message, a response object). Each check names the gate it needs in the table, and the gates are computed
-here, from the answer alone: no check depends on another having run.
+of the dialect (a chat.completion, a Message, a response object). Each check names the gate
+it needs in the table, and the gates are computed here, from the answer alone: no check
+depends on another having run.
 """
 
 from __future__ import annotations

@@ -31,7 +31,8 @@ def finishes(answer: StreamAnswer) -> list[RouteFinding]:
                     f"choice {choice}",
                 )
             )
-        if answer.asked.limited and reason in wire.completing and all(r.ready for r in reading.results):
+        completed = reason in wire.completing and all(r.ready for r in reading.results)
+        if answer.asked.limited and completed:
             found.append(
                 answer.finding(
                     "calls_made",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from ...corpus.cassette import Recording
+from ..wires import Asked
 from .answer import (
     Answer,
     CompletionAnswer,
@@ -29,7 +30,6 @@ from .answer import (
     twin_of,
     within_size,
 )
-from ..wires import Asked
 from .calls import calls_made, rejected_calls
 from .comparison import completion_arguments, not_a_completion, same_calls
 from .findings import Profile, RouteFinding

@@ -47,7 +47,9 @@ class AnthropicMessagesWire:
             **_codes("terminator", "C24"),
         }
     )
-    aliases: Mapping[str, str] = field(default_factory=lambda: {"C11": "A1", "C12": "A1", "C17": "A1", "C26": "A2"})
+    aliases: Mapping[str, str] = field(
+        default_factory=lambda: {"C11": "A1", "C12": "A1", "C17": "A1", "C26": "A2"}
+    )
     finish_field: str = "stop_reason"
     usage_missing: str = "the stream reported no usage"
     token_counts: tuple[str, ...] = ("input_tokens", "output_tokens")

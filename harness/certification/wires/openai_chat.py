@@ -41,7 +41,7 @@ class OpenAIChatWire:
             **_codes("calls_made", "C31"),
         }
     )
-    aliases: Mapping[str, str] = field(default_factory=lambda: {})
+    aliases: Mapping[str, str] = field(default_factory=dict)
     finish_field: str = "finish_reason"
     usage_missing: str = "include_usage was asked for, but no usage came"
     token_counts: tuple[str, ...] = ("prompt_tokens", "completion_tokens", "total_tokens")
