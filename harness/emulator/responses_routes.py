@@ -154,7 +154,7 @@ class Reordered(ResponsesRoute):
 
 class NoTerminal(ResponsesRoute):
     """A backend that ends the stream after the last output item: no ``response.completed``
-    or any other terminal event (R5; can1357/oh-my-pi#4692, nac#79)."""
+    or any other terminal event (R5; research/wire_formats.md §7: "EOF without a terminal")."""
 
     name = "responses-no-terminal"
     title = "a Responses backend that never sends response.completed"
@@ -170,7 +170,6 @@ class EmptyOutput(ResponsesRoute):
 
     name = "responses-empty-output"
     title = "a Responses gateway whose final event has no output and no usage"
-    quirks = ("openai-responses/R5",)
 
     def terminal(self, answer: Answer) -> NamedEvent:
         name, payload = super().terminal(answer)
@@ -196,20 +195,9 @@ class ArgumentsInAdded(ResponsesRoute):
         return [("response.output_item.added", {**added[1], "item": item}), *rest]
 
 
-class NoSequence(ResponsesRoute):
-    """A gateway that drops ``sequence_number`` from every event (R4)."""
-
-    name = "responses-no-sequence"
-    title = "a Responses gateway without sequence numbers"
-    quirks = ("openai-responses/R4",)
-
-    def chunks(self, answer: Answer) -> list[bytes]:
-        return [named_event(name, payload) for name, payload in self.events(answer)]
-
-
 RESPONSES_ROUTES: dict[str, type[ResponsesRoute]] = {
     route.name: route
-    for route in (ResponsesRoute, Reordered, NoTerminal, EmptyOutput, ArgumentsInAdded, NoSequence)
+    for route in (ResponsesRoute, Reordered, NoTerminal, EmptyOutput, ArgumentsInAdded)
 }
 """Every emulated Responses-wire route by name."""
 

@@ -129,7 +129,8 @@ def _malformed(
         return answer.finding(
             "arguments_json",
             "error",
-            "arguments are the same JSON text repeated (a duplicate summary chunk)",
+            "arguments are the same JSON text repeated"
+            + (" (a duplicate summary chunk)" if wire.name == "openai-chat" else ""),
             f"{call}: {result.detail}",
             quirk=qualified(wire, "C11"),
             offset=offset,

@@ -3,6 +3,9 @@ the token limit, and the usage chunk that include_usage asks for."""
 
 from __future__ import annotations
 
+from callstream.reference import Reason
+
+from ..wires import qualified
 from .answer import StreamAnswer
 from .findings import RouteFinding
 
@@ -13,7 +16,8 @@ def finishes(answer: StreamAnswer) -> list[RouteFinding]:
     """Each choice's first finish (``finish_reason``, ``stop_reason``, the terminal
     ``status``): the one that promises calls (``tool_calls``, ``tool_use``) without a call, and,
     when the probe set a token limit, a choice that finished all the same (the limit was not
-    exercised)."""
+    exercised); and a stream that never said how it finished (no finish at all) although no
+    call was left open to report it."""
     reading = answer.reading
     wire = answer.wire
     finished = wire.finishes(reading.payloads)
@@ -21,6 +25,18 @@ def finishes(answer: StreamAnswer) -> list[RouteFinding]:
     for result in reading.lenient_results:
         calls[result.choice] = calls.get(result.choice, 0) + 1
     found = []
+    unsettled = (Reason.INTERRUPTED, Reason.UNFINISHED)
+    if not finished and not any(r.reason in unsettled for r in reading.results):
+        found.append(
+            answer.finding(
+                "finish_reason",
+                "error",
+                wire.unfinished,
+                f"no event carries a {wire.finish_field}",
+                quirk=qualified(wire, "C25"),
+                offset=len(answer.recording.body),
+            )
+        )
     for choice, reason in finished.items():
         if reason == wire.calls_finish and not calls.get(choice):
             found.append(

@@ -44,7 +44,7 @@ class OpenAIResponsesWire:
             **_codes("terminator", "R5"),
         }
     )
-    aliases: Mapping[str, str] = field(default_factory=lambda: {"C11": "R11"})
+    aliases: Mapping[str, str] = field(default_factory=lambda: {"C11": "R11", "C25": "R5"})
     finish_field: str = "status"
     usage_missing: str = "the terminal response reported no usage"
     token_counts: tuple[str, ...] = ("input_tokens", "output_tokens", "total_tokens")
