@@ -80,9 +80,16 @@ def test_the_faithful_route_certifies_clean_under_strict_and_replays_the_same(
     route = "anthropic" if dialect == ANTHROPIC else RESPONSES
     out = tmp_path / "certificate"
     code, certificate = certify(
-        capsys, emulator, out, "--model", f"route:{route}", "--dialect", dialect,
-        "--profile", "strict",
-    )  # fmt: skip
+        capsys,
+        emulator,
+        out,
+        "--model",
+        f"route:{route}",
+        "--dialect",
+        dialect,
+        "--profile",
+        "strict",
+    )
     assert (code, certificate["verdict"], certificate["findings"]) == (0, "pass", [])
     assert certificate["route"]["dialect"] == dialect
     assert len(list((out / "cassettes").iterdir())) == 12  # 8 streamed, 4 compared
@@ -101,9 +108,18 @@ def test_each_quirky_route_fails_strict_with_its_dialects_quirks(
     """Exactly the expected findings, exit 1, and the same findings on replay."""
     out = tmp_path / "certificate"
     code, certificate = certify(
-        capsys, emulator, out, "--model", f"route:{route}", "--dialect", dialect,
-        "--profile", "strict", "--probes", ",".join(FEW),
-    )  # fmt: skip
+        capsys,
+        emulator,
+        out,
+        "--model",
+        f"route:{route}",
+        "--dialect",
+        dialect,
+        "--profile",
+        "strict",
+        "--probes",
+        ",".join(FEW),
+    )
     assert (code, certificate["verdict"]) == (1, "fail")
     assert findings(certificate) == QUIRKY[(dialect, route)]
     assert findings(replayed(out, tmp_path)) == QUIRKY[(dialect, route)]
@@ -126,9 +142,16 @@ def test_what_a_lenient_assembler_mends_is_a_warning_under_lenient(
 ) -> None:
     """The same quirk, mended by a lenient assembler: pass with findings, exit 0."""
     code, certificate = certify(
-        capsys, emulator, tmp_path / "c", "--model", f"route:{route}", "--dialect", dialect,
-        "--probes", "tool-choice-required",
-    )  # fmt: skip
+        capsys,
+        emulator,
+        tmp_path / "c",
+        "--model",
+        f"route:{route}",
+        "--dialect",
+        dialect,
+        "--probes",
+        "tool-choice-required",
+    )
     assert (code, certificate["verdict"]) == (0, "pass-with-findings")
     assert {(f["quirk"], f["severity"]) for f in certificate["findings"]} == {(quirk, "warning")}
 
@@ -145,8 +168,17 @@ def test_each_request_goes_in_the_dialects_own_shape(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-planted-0123456789")
     probes = "max-tokens-truncation,tool-choice-named"
     out = tmp_path / "anthropic"
-    certify(capsys, emulator, out, "--model", "route:anthropic", "--dialect", ANTHROPIC,
-            "--probes", probes)  # fmt: skip
+    certify(
+        capsys,
+        emulator,
+        out,
+        "--model",
+        "route:anthropic",
+        "--dialect",
+        ANTHROPIC,
+        "--probes",
+        probes,
+    )
     folder = out / "cassettes"
     first = load_cassette(folder / "max-tokens-truncation-r1-stream.cassette.jsonl")
     assert first.request.url.endswith("/v1/messages")
@@ -166,8 +198,17 @@ def test_each_request_goes_in_the_dialects_own_shape(
     assert not any(b"sk-ant-planted" in p.read_bytes() for p in out.rglob("*") if p.is_file())
 
     out = tmp_path / "responses"
-    certify(capsys, emulator, out, "--model", "route:openai-responses", "--dialect", RESPONSES,
-            "--probes", probes)  # fmt: skip
+    certify(
+        capsys,
+        emulator,
+        out,
+        "--model",
+        "route:openai-responses",
+        "--dialect",
+        RESPONSES,
+        "--probes",
+        probes,
+    )
     folder = out / "cassettes"
     first = load_cassette(folder / "max-tokens-truncation-r1-stream.cassette.jsonl")
     assert first.request.url.endswith("/v1/responses")
@@ -189,8 +230,17 @@ def test_a_dialects_cassettes_run_as_regression_cases_in_that_dialect(
     """A quirky route's streamed cassette is a literal scenario of its dialect, whose
     expectation carries the dialect's quirk; callstream run passes the reference on it."""
     out = tmp_path / "certificate"
-    certify(capsys, emulator, out, "--model", "route:anthropic-no-index", "--dialect",
-            ANTHROPIC, "--probes", "tool-choice-required")  # fmt: skip
+    certify(
+        capsys,
+        emulator,
+        out,
+        "--model",
+        "route:anthropic-no-index",
+        "--dialect",
+        ANTHROPIC,
+        "--probes",
+        "tool-choice-required",
+    )
     path = out / "cassettes" / "tool-choice-required-r1-stream.cassette.jsonl"
     scenario = cassette_scenario(path)
     assert scenario.spec.dialect == ANTHROPIC
@@ -207,9 +257,14 @@ def test_a_route_is_served_on_its_own_dialects_path_only(
     """Certifying an Anthropic route as a chat route gets the emulator's 400 naming the path,
     a finding, not a crash."""
     code, certificate = certify(
-        capsys, emulator, tmp_path / "c", "--model", "route:anthropic", "--probes",
+        capsys,
+        emulator,
+        tmp_path / "c",
+        "--model",
+        "route:anthropic",
+        "--probes",
         "parameterless",
-    )  # fmt: skip
+    )
     assert code == 1
     assert [(f["check"], f["title"], f["answer"]) for f in certificate["findings"]] == [
         ("http_status", "the route answered 400", "stream"),

@@ -9,12 +9,15 @@ type ``auto``, ``any``, ``tool`` or ``none`` (parallel calls unless
 
 from __future__ import annotations
 
+import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .model import Answer, Call
-from .wire_route import NamedEvent, WireRoute, fragments, offered
+from .model import Answer, Call, think
+from .reply import Reply
+from .routes import _pauses, _u_escaped
+from .wire_route import NamedEvent, WireRoute, fragments, named_event, offered
 
 __all__ = ["ANTHROPIC_ROUTES", "AnthropicRoute"]
 
@@ -198,9 +201,74 @@ class OneShotCut(AnthropicRoute):
         return [start, _delta(index, {"type": "input_json_delta", "partial_json": text}), stop]
 
 
+class EchoesKey(AnthropicRoute):
+    """A hostile Anthropic-wire gateway that echoes the ``x-api-key`` it was sent: raw and cut
+    in two by a network read, split across two text deltas, ``\\u``-escaped inside a
+    ``partial_json``, in base64, in an ``error`` event and in response headers. Without a
+    credential it answers as Anthropic does."""
+
+    name = "anthropic-echoes-key"
+    title = "a hostile Anthropic-wire gateway that echoes the key back"
+
+    def reply(
+        self,
+        request: Mapping[str, Any],
+        delay: float = 0.0,
+        *,
+        credentials: Sequence[str] = (),
+    ) -> Reply:
+        if not credentials:
+            return super().reply(request, delay)
+        key = max(credentials, key=len)
+        answer = think(self.chat_request(request))
+        echoed = (("x-echo", key), ("x-api-key", key))
+        if request.get("stream") is not True:
+            completion = self.completion(answer)
+            completion["content"].insert(0, {"type": "text", "text": f"your key is {key}"})
+            return Reply((), completion=completion, headers=echoed)
+        cut = 1 + len(key) // 2
+        escaped = "".join(_u_escaped(c) for c in key)
+        encoded = base64.b64encode(f"user:{key}".encode()).decode()
+        start, ping = (named_event(name, payload) for name, payload in self.events(answer)[:2])
+        text = _block_start(0, {"type": "text", "text": ""})
+        opened = named_event(*_delta(0, {"type": "text_delta", "text": f"your key is {key}"}))
+        found = opened.find(key.encode())  # -1: a key JSON had to escape
+        at = found + cut if found >= 0 else len(opened) // 2
+        call = Call(f"call_{encoded[:8]}", "echo", "")
+        chunks = [
+            start,
+            ping,
+            named_event(*text),
+            opened[:at],
+            opened[at:],
+            named_event(*_delta(0, {"type": "text_delta", "text": f" {key[:cut]}"})),
+            named_event(*_delta(0, {"type": "text_delta", "text": f"{key[cut:]} {encoded}"})),
+            named_event(*_block_stop(0)),
+            *(named_event(*event) for event in self.block(call, 1)[:1]),
+            *(
+                named_event(*_delta(1, {"type": "input_json_delta", "partial_json": piece}))
+                for piece in ('{"echo": "', escaped, '"}')
+            ),
+            named_event(*_block_stop(1)),
+            named_event(
+                "error",
+                {"type": "error", "error": {"type": "authentication_error", "message": key}},
+            ),
+        ]
+        return Reply(tuple(chunks), _pauses(len(chunks), delay), headers=echoed)
+
+
 ANTHROPIC_ROUTES: dict[str, type[AnthropicRoute]] = {
     route.name: route
-    for route in (AnthropicRoute, Overloaded, NoMessageStop, NoIndex, DoubledInput, OneShotCut)
+    for route in (
+        AnthropicRoute,
+        Overloaded,
+        NoMessageStop,
+        NoIndex,
+        DoubledInput,
+        OneShotCut,
+        EchoesKey,
+    )
 }
 """Every emulated Anthropic-wire route by name."""
 
