@@ -45,7 +45,11 @@ def _serve_arguments(command: argparse.ArgumentParser) -> None:
         "--route",
         metavar="NAME",
         help="answer every model that is not a scenario as this emulated route: openai, gemini, "
-        "ollama, litellm, vllm, openrouter, azure or never-finishes (route:<name> always works)",
+        "ollama, litellm, vllm, openrouter, azure or never-finishes; on /v1/messages anthropic, "
+        "anthropic-overloaded, anthropic-no-message-stop, anthropic-no-index, "
+        "anthropic-doubled-input or anthropic-vllm; on /v1/responses openai-responses, "
+        "responses-reordered, responses-no-terminal, responses-empty-output or "
+        "responses-args-in-added (route:<name> always works, on its dialect's path)",
     )
     command.set_defaults(paths=[])
 
