@@ -16,8 +16,7 @@ from typing import Any
 
 from .model import Answer, Call, think
 from .reply import Reply
-from .routes import _pauses, _u_escaped
-from .wire_route import NamedEvent, WireRoute, fragments, named_event, offered
+from .wire_route import NamedEvent, WireRoute, fragments, named_event, offered, pauses, u_escaped
 
 __all__ = ["ANTHROPIC_ROUTES", "AnthropicRoute"]
 
@@ -227,7 +226,7 @@ class EchoesKey(AnthropicRoute):
             completion["content"].insert(0, {"type": "text", "text": f"your key is {key}"})
             return Reply((), completion=completion, headers=echoed)
         cut = 1 + len(key) // 2
-        escaped = "".join(_u_escaped(c) for c in key)
+        escaped = "".join(u_escaped(c) for c in key)
         encoded = base64.b64encode(f"user:{key}".encode()).decode()
         start, ping = (named_event(name, payload) for name, payload in self.events(answer)[:2])
         text = _block_start(0, {"type": "text", "text": ""})
@@ -255,7 +254,7 @@ class EchoesKey(AnthropicRoute):
                 {"type": "error", "error": {"type": "authentication_error", "message": key}},
             ),
         ]
-        return Reply(tuple(chunks), _pauses(len(chunks), delay), headers=echoed)
+        return Reply(tuple(chunks), pauses(len(chunks), delay), headers=echoed)
 
 
 ANTHROPIC_ROUTES: dict[str, type[AnthropicRoute]] = {

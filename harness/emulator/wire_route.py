@@ -9,24 +9,43 @@ the way a real route does (research/wire_formats.md §7).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .model import Answer, think
 from .reply import Reply
-from .routes import _fragments, _pauses
 
-__all__ = ["NamedEvent", "WireRoute", "fragments", "named_event", "offered"]
+__all__ = ["NamedEvent", "WireRoute", "fragments", "named_event", "offered", "pauses", "u_escaped"]
+
+_FRAGMENT_SIZES = (3, 7, 5, 4, 6)
 
 NamedEvent = tuple[str, Mapping[str, Any]]
 """One event of a stream: its ``event:`` name and its payload."""
 
 
 def fragments(text: str) -> list[str]:
-    """``text`` in pieces of 3 to 7 characters, as a real model's tokens come (the chat
-    routes' own cut)."""
-    return _fragments(text)
+    """``text`` in pieces of 3 to 7 characters, as a real model's tokens come (the same cut
+    as the chat routes')."""
+    pieces: list[str] = []
+    sizes = itertools.cycle(_FRAGMENT_SIZES)
+    start = 0
+    while start < len(text):
+        size = next(sizes)
+        pieces.append(text[start : start + size])
+        start += size
+    return pieces
+
+
+def pauses(count: int, delay: float) -> tuple[float, ...]:
+    """No pause before the first of ``count`` chunks, ``delay`` seconds before each other."""
+    return tuple(0.0 if n == 0 else delay for n in range(count))
+
+
+def u_escaped(c: str) -> str:
+    """``c`` as JSON ``\\uXXXX`` escapes (a surrogate pair beyond the BMP)."""
+    return json.dumps(c, ensure_ascii=True)[1:-1] if ord(c) > 0x7F else f"\\u{ord(c):04x}"
 
 
 def named_event(name: str | None, payload: Any) -> bytes:
@@ -61,7 +80,7 @@ class WireRoute:
         if request.get("stream") is not True:
             return Reply((), completion=self.completion(answer))
         chunks = self.chunks(answer)
-        return Reply(tuple(chunks), _pauses(len(chunks), delay))
+        return Reply(tuple(chunks), pauses(len(chunks), delay))
 
     def chunks(self, answer: Answer) -> list[bytes]:
         """The stream's chunks, one event each."""
