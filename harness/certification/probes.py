@@ -47,11 +47,17 @@ class Probe:
     """Also ask without streaming, and compare the two answers."""
 
     def body(self, model: str, *, stream: bool) -> dict[str, Any]:
-        """The JSON request body of Chat Completions, streaming or not (``stream_options``
-        only when streaming); ``callstream.certification.wires`` asks it in other dialects."""
-        from .wires.openai_chat import OPENAI_CHAT_WIRE  # the wires are built on probes
-
-        return OPENAI_CHAT_WIRE.body(self, model, stream=stream)
+        """The JSON request body, streaming or not (``stream_options`` only when streaming)."""
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [dict(message) for message in self.messages],
+            "tools": [dict(tool) for tool in self.tools],
+            **self.options,
+            "stream": stream,
+        }
+        if not stream:
+            body.pop("stream_options", None)
+        return body
 
 
 def load_probes(files: Iterable[str | PathLike[str]] = ()) -> list[Probe]:

@@ -18,7 +18,8 @@ from typing import Any
 from callstream.reference import CallResult
 
 from ...corpus.cassette import Recording
-from ..wires import Asked, Wire, wire_of
+from .. import wires
+from ..wires import Wire, wire_of
 from ._text import clip, parse_json, writable
 from .findings import Profile, RouteFinding, Severity
 from .reading import NOT_READ, StreamReading, read_stream
@@ -45,6 +46,17 @@ _ABORTED = frozenset(
     {"idle", "deadline", "too-large", "encoded", "error", "no-connection", "no-response"}
 )
 """How an answer ends when we stopped reading it, not the route."""
+
+
+@dataclass(frozen=True, slots=True)
+class Asked(wires.Asked):
+    """What the probe asked of the route (see :class:`callstream.certification.wires.Asked`)."""
+
+    @classmethod
+    def of(cls, recording: Recording) -> Asked:
+        """What ``recording`` 's request asked for, read in the dialect it was recorded in."""
+        asked = wire_of(recording.context).asked(recording.request.body, recording.calls)
+        return cls(asked.named, asked.required, asked.limited, asked.wants_usage, asked.calls)
 
 
 @dataclass(frozen=True, slots=True)

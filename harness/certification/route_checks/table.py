@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from ...corpus.cassette import Recording
-from ..wires import Asked
 from .answer import (
     Answer,
+    Asked,
     CompletionAnswer,
     StreamAnswer,
     a_completion,

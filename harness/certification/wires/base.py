@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ...corpus.cassette import Recording
 from ...rules import QuirkId
 from ..probes import Probe
 
@@ -35,13 +34,6 @@ class Asked:
     """The answer must report its usage."""
     calls: int
     """How many calls the probe asks the model for."""
-
-    @classmethod
-    def of(cls, recording: Recording) -> Asked:
-        """What ``recording`` 's request asked for, read in the dialect it was recorded in."""
-        from . import wire_of  # the registry is built on this module
-
-        return wire_of(recording.context).asked(recording.request.body, recording.calls)
 
 
 Usage = tuple[int, Mapping[str, Any]] | None

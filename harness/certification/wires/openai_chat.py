@@ -56,16 +56,7 @@ class OpenAIChatWire:
 
     def body(self, probe: Probe, model: str, *, stream: bool) -> dict[str, Any]:
         """The probe as written (``stream_options`` only when streaming)."""
-        body: dict[str, Any] = {
-            "model": model,
-            "messages": [dict(message) for message in probe.messages],
-            "tools": [dict(tool) for tool in probe.tools],
-            **probe.options,
-            "stream": stream,
-        }
-        if not stream:
-            body.pop("stream_options", None)
-        return body
+        return probe.body(model, stream=stream)
 
     def asked(self, body: Mapping[str, Any], calls: int) -> Asked:
         """A named or required ``tool_choice``, ``max_tokens`` (or ``max_completion_tokens``),
