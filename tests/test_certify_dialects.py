@@ -42,7 +42,9 @@ QUIRKY: dict[tuple[str, str], set[tuple[Any, ...]]] = {
     | each(FEW, "chunk_envelope", None),
     (RESPONSES, "responses-no-terminal"): each(FEW, "finish_reason", f"{RESPONSES}/R5")
     | each(FEW, "usage", None),
-    (RESPONSES, "responses-empty-output"): each(FEW, "usage", None),
+    # the final response has lost the calls the stream made, and the usage
+    (RESPONSES, "responses-empty-output"): each(FEW, "usage", None)
+    | each(FEW, "finish_reason", None),
     (RESPONSES, "responses-args-in-added"): each(FEW, "arguments_json", f"{RESPONSES}/R2"),
 }
 

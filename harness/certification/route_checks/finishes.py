@@ -16,8 +16,9 @@ def finishes(answer: StreamAnswer) -> list[RouteFinding]:
     """Each choice's first finish (``finish_reason``, ``stop_reason``, the terminal
     ``status``): the one that promises calls (``tool_calls``, ``tool_use``) without a call, and,
     when the probe set a token limit, a choice that finished all the same (the limit was not
-    exercised); and a stream that never said how it finished (no finish at all) although no
-    call was left open to report it."""
+    exercised); a stream that never said how it finished (no finish at all) although no
+    call was left open to report it; and a final event that restates other calls than the
+    stream made (a Responses terminal response whose ``output`` lost them)."""
     reading = answer.reading
     wire = answer.wire
     finished = wire.finishes(reading.payloads)
@@ -35,6 +36,18 @@ def finishes(answer: StreamAnswer) -> list[RouteFinding]:
                 f"no event carries a {wire.finish_field}",
                 quirk=qualified(wire, "C25"),
                 offset=len(answer.recording.body),
+            )
+        )
+    restated = wire.restated(reading.payloads)
+    streamed = [result.name for result in reading.lenient_results]
+    if restated is not None and restated != streamed:
+        found.append(
+            answer.finding(
+                "finish_reason",
+                answer.deviation,
+                "the final event restates other calls than the stream made",
+                f"{len(streamed)} streamed ({', '.join(map(str, streamed))}), "
+                f"{len(restated)} restated ({', '.join(map(str, restated))})",
             )
         )
     for choice, reason in finished.items():

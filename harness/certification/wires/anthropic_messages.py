@@ -130,6 +130,10 @@ class AnthropicMessagesWire:
                 last = number
         return None if last is None else (last, merged)
 
+    def restated(self, payloads: Sequence[Any]) -> list[str | None] | None:
+        """None: the stream restates no call."""
+        return None
+
     def is_error(self, payload: Any) -> bool:
         """A payload of type ``error``."""
         return isinstance(payload, dict) and payload.get("type") == "error"

@@ -110,6 +110,10 @@ class Wire(Protocol):
     def usage(self, payloads: Sequence[Any]) -> Usage:
         """The usage the stream reported last."""
 
+    def restated(self, payloads: Sequence[Any]) -> list[str | None] | None:
+        """The names of the calls the stream's final event restates (the Responses terminal
+        response's ``output``); None when the dialect restates none, or the stream did not."""
+
     def is_error(self, payload: Any) -> bool:
         """A payload that carries an error (beyond an ``error`` event or ``error`` key)."""
 

@@ -95,6 +95,10 @@ class OpenAIChatWire:
                 last = (number, payload["usage"])
         return last
 
+    def restated(self, payloads: Sequence[Any]) -> list[str | None] | None:
+        """None: the stream restates no call."""
+        return None
+
     def is_error(self, payload: Any) -> bool:
         """A flat error payload (``object: error``)."""
         return isinstance(payload, dict) and payload.get("object") == "error"

@@ -116,6 +116,16 @@ class OpenAIResponsesWire:
                 last = (number, response["usage"])
         return last
 
+    def restated(self, payloads: Sequence[Any]) -> list[str | None] | None:
+        """The names of the ``function_call`` items in the first terminal response's
+        ``output``."""
+        for payload in payloads:
+            if isinstance(payload, dict) and payload.get("type") in _TERMINALS:
+                response = payload.get("response")
+                read = self.completion(response)
+                return None if read is None else [name for name, _ in read[0]]
+        return None
+
     def is_error(self, payload: Any) -> bool:
         """An ``error`` event's payload, or ``response.failed``."""
         return isinstance(payload, dict) and payload.get("type") in ("error", "response.failed")
