@@ -80,7 +80,7 @@ class OpenAIChatWire:
         """Each choice's first ``finish_reason``."""
         finished: dict[int, str] = {}
         for payload in payloads:
-            for entry in choices_of(payload):
+            for entry in _choices_of(payload):
                 reason = entry.get("finish_reason")
                 number = entry.get("index", 0)
                 if isinstance(reason, str) and reason and isinstance(number, int):
@@ -105,10 +105,10 @@ class OpenAIChatWire:
 
     def completion(self, body: Any) -> tuple[list[tuple[str | None, str]], str | None] | None:
         """The first choice's ``tool_calls`` and ``finish_reason``."""
-        message = message_of(body)
+        message = _message_of(body)
         if message is None:
             return None
-        calls = [plain_call(entry) for entry in message.get("tool_calls") or ()]
+        calls = [_plain_call(entry) for entry in message.get("tool_calls") or ()]
         finish = body["choices"][0].get("finish_reason")
         return calls, finish if isinstance(finish, str) else None
 
@@ -116,13 +116,13 @@ class OpenAIChatWire:
 OPENAI_CHAT_WIRE = OpenAIChatWire()
 
 
-def choices_of(payload: Any) -> list[dict[str, Any]]:
+def _choices_of(payload: Any) -> list[dict[str, Any]]:
     """The choices of a chunk that are objects; none when it has no list of them."""
     choices = payload.get("choices") if isinstance(payload, dict) else None
     return [c for c in choices if isinstance(c, dict)] if isinstance(choices, list) else []
 
 
-def message_of(completion: Any) -> dict[str, Any] | None:
+def _message_of(completion: Any) -> dict[str, Any] | None:
     """The message of a chat.completion's first choice, or None when it has none."""
     choices = completion.get("choices") if isinstance(completion, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
@@ -131,7 +131,7 @@ def message_of(completion: Any) -> dict[str, Any] | None:
     return message if isinstance(message, dict) else None
 
 
-def plain_call(entry: Any) -> tuple[str | None, str]:
+def _plain_call(entry: Any) -> tuple[str | None, str]:
     """The name and argument text of one of a message's ``tool_calls``."""
     function = entry.get("function") if isinstance(entry, dict) else None
     if not isinstance(function, dict):
