@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...rules import ANTHROPIC_MESSAGES_QUIRKS, QuirkId, quirk_id
+from ...core.dialects.anthropic_messages import ANTHROPIC_MESSAGES
+from ...rules import QuirkId, quirk_id
 from ..probes import Probe
 from .base import Asked, Usage
 
@@ -36,7 +37,7 @@ class AnthropicMessagesWire:
 
     name: str = "anthropic-messages"
     path: str = "/messages"
-    quirks: tuple[QuirkId, ...] = ANTHROPIC_MESSAGES_QUIRKS
+    quirks: tuple[QuirkId, ...] = ANTHROPIC_MESSAGES.quirks
     check_of_quirk: Mapping[str, str] = field(
         default_factory=lambda: {
             **_codes("sse_framing", "T6", "T7", "T8", "T9", "T10", "T11"),

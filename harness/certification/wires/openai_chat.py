@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...rules import OPENAI_CHAT_QUIRKS, QuirkId, quirk_id
+from ...core.dialects.openai_chat import OPENAI_CHAT
+from ...rules import QuirkId, quirk_id
 from ..probes import Probe
 from .base import Asked, Usage
 
@@ -26,7 +27,7 @@ class OpenAIChatWire:
 
     name: str = "openai-chat"
     path: str = "/chat/completions"
-    quirks: tuple[QuirkId, ...] = OPENAI_CHAT_QUIRKS
+    quirks: tuple[QuirkId, ...] = OPENAI_CHAT.quirks
     check_of_quirk: Mapping[str, str] = field(
         default_factory=lambda: {
             **_codes("sse_framing", "T6", "T9", "T10", "T11"),

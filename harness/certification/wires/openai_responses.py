@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...rules import OPENAI_RESPONSES_QUIRKS, QuirkId, quirk_id
+from ...core.dialects.openai_responses import OPENAI_RESPONSES
+from ...rules import QuirkId, quirk_id
 from ..probes import Probe
 from .base import Asked, Usage
 
@@ -33,7 +34,7 @@ class OpenAIResponsesWire:
 
     name: str = "openai-responses"
     path: str = "/responses"
-    quirks: tuple[QuirkId, ...] = OPENAI_RESPONSES_QUIRKS
+    quirks: tuple[QuirkId, ...] = OPENAI_RESPONSES.quirks
     check_of_quirk: Mapping[str, str] = field(
         default_factory=lambda: {
             **_codes("sse_framing", "T6", "T8", "T9", "T10", "T11"),
