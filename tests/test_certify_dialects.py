@@ -273,3 +273,50 @@ def test_a_route_is_served_on_its_own_dialects_path_only(
         ("http_status", "the route answered 400", "non-stream"),
     ]
     assert "POST to /v1/messages" in certificate["findings"][0]["detail"]
+
+
+def test_an_anthropic_message_that_ends_its_turn_with_calls_is_dishonest(
+    emulator: Emulator, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """stop_reason end_turn although a tool_use block came: a client's agent loop stops with
+    the call unrun. A deviation: an error under strict, a warning under lenient."""
+
+    def sse(kind: str, **fields: Any) -> bytes:
+        data = json.dumps({"type": kind, **fields})
+        return f"event: {kind}\ndata: {data}\n\n".encode()
+
+    usage = {"input_tokens": 9, "output_tokens": 1}
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "usage": usage}
+    block = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}
+    name = emulator.register(
+        [
+            sse("message_start", message={**message, "content": []}),
+            sse("content_block_start", index=0, content_block=block),
+            sse(
+                "content_block_delta",
+                index=0,
+                delta={"type": "input_json_delta", "partial_json": '{"city": "Zürich"}'},
+            ),
+            sse("content_block_stop", index=0),
+            sse("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 9}),
+            sse("message_stop"),
+        ]
+    )
+    for profile, severity, code in (("strict", "error", 1), ("lenient", "warning", 0)):
+        out = tmp_path / profile
+        found = certify(
+            capsys,
+            emulator,
+            out,
+            "--model",
+            name,
+            "--dialect",
+            ANTHROPIC,
+            "--probes",
+            "tool-choice-required",
+            "--profile",
+            profile,
+        )
+        assert found[0] == code
+        assert findings(found[1]) == {("tool-choice-required", "finish_reason", None, severity)}
+        assert found[1]["findings"][0]["title"] == "stop_reason end_turn with calls"

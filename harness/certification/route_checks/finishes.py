@@ -17,8 +17,11 @@ def finishes(answer: StreamAnswer) -> list[RouteFinding]:
     ``status``): the one that promises calls (``tool_calls``, ``tool_use``) without a call, and,
     when the probe set a token limit, a choice that finished all the same (the limit was not
     exercised); a stream that never said how it finished (no finish at all) although no
-    call was left open to report it; and a final event that restates other calls than the
-    stream made (a Responses terminal response whose ``output`` lost them)."""
+    call was left open to report it; a complete finish other than the one that promises calls
+    although calls came, where the reference has no quirk for it (``end_turn`` with
+    ``tool_use`` blocks; openai-chat's ``stop`` is its C16); and a final event that restates
+    other calls than the stream made (a Responses terminal response whose ``output`` lost
+    them)."""
     reading = answer.reading
     wire = answer.wire
     finished = wire.finishes(reading.payloads)
@@ -58,6 +61,22 @@ def finishes(answer: StreamAnswer) -> list[RouteFinding]:
                     answer.deviation,
                     f"{wire.finish_field} {reason} without a call",
                     f"choice {choice}",
+                )
+            )
+        if (
+            calls.get(choice)
+            and wire.calls_finish is not None
+            and reason != wire.calls_finish
+            and reason in wire.completing
+            and qualified(wire, "C16") is None
+        ):
+            found.append(
+                answer.finding(
+                    "finish_reason",
+                    answer.deviation,
+                    f"{wire.finish_field} {reason} with calls",
+                    f"choice {choice}: {calls[choice]} calls, {wire.finish_field} {reason} "
+                    f"where {wire.calls_finish} was due",
                 )
             )
         completed = reason in wire.completing and all(r.ready for r in reading.results)
