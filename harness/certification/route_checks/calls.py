@@ -59,7 +59,7 @@ def _rejection(answer: StreamAnswer, result: CallResult, repeated: bool) -> list
             answer.finding(
                 "finish_reason",
                 "warning",
-                f"{answer.wire.finish_field} length on a request without a token limit"
+                "finish_reason length on a request without a token limit"
                 if answer.wire.name == "openai-chat"
                 else "the answer was cut on a request without a token limit",
                 f"{call}: the route's own limit cut the call",
