@@ -48,8 +48,9 @@ def _serve_arguments(command: argparse.ArgumentParser) -> None:
         "ollama, litellm, vllm, openrouter, azure or never-finishes; on /v1/messages anthropic, "
         "anthropic-overloaded, anthropic-no-message-stop, anthropic-no-index, "
         "anthropic-doubled-input or anthropic-vllm; on /v1/responses openai-responses, "
-        "responses-reordered, responses-no-terminal, responses-empty-output or "
-        "responses-args-in-added (route:<name> always works, on its dialect's path)",
+        "responses-reordered, responses-no-terminal, responses-empty-output, "
+        "responses-args-in-added or responses-no-done (route:<name> always works, on its "
+        "dialect's path)",
     )
     command.set_defaults(paths=[])
 

@@ -195,9 +195,26 @@ class ArgumentsInAdded(ResponsesRoute):
         return [("response.output_item.added", {**added[1], "item": item}), *rest]
 
 
+class NoDone(ResponsesRoute):
+    """A backend that streams each call's deltas and nothing more: no
+    ``function_call_arguments.done``, no ``output_item.done``; only ``response.completed``
+    says the calls are whole (a client that runs a call at its ``output_item.done``, the
+    per-call boundary, never runs it)."""
+
+    name = "responses-no-done"
+    title = "a Responses backend that omits the .done events"
+
+    def call_events(self, answer: Answer, call: Call, index: int) -> list[NamedEvent]:
+        return [
+            (name, payload)
+            for name, payload in super().call_events(answer, call, index)
+            if not name.endswith(".done")
+        ]
+
+
 RESPONSES_ROUTES: dict[str, type[ResponsesRoute]] = {
     route.name: route
-    for route in (ResponsesRoute, Reordered, NoTerminal, EmptyOutput, ArgumentsInAdded)
+    for route in (ResponsesRoute, Reordered, NoTerminal, EmptyOutput, ArgumentsInAdded, NoDone)
 }
 """Every emulated Responses-wire route by name."""
 

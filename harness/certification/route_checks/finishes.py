@@ -13,15 +13,19 @@ __all__ = ["finishes", "usage"]
 
 
 def finishes(answer: StreamAnswer) -> list[RouteFinding]:
-    """Each choice's first finish (``finish_reason``, ``stop_reason``, the terminal
-    ``status``): the one that promises calls (``tool_calls``, ``tool_use``) without a call, and,
-    when the probe set a token limit, a choice that finished all the same (the limit was not
-    exercised); a stream that never said how it finished (no finish at all) although no
-    call was left open to report it; a complete finish other than the one that promises calls
-    although calls came, where the reference has no quirk for it (``end_turn`` with
-    ``tool_use`` blocks; openai-chat's ``stop`` is its C16); and a final event that restates
-    other calls than the stream made (a Responses terminal response whose ``output`` lost
-    them)."""
+    """How the stream finished, against its calls and the token limit:
+
+    - no finish at all (``finish_reason``, ``stop_reason``, a terminal event), when no open
+      call already reports it;
+    - a call whose own closing events never came (a Responses item's ``.done`` and
+      ``output_item.done``, a ``tool_use`` block's ``content_block_stop``);
+    - a final event that restates other calls than the stream made (a Responses terminal
+      response whose ``output`` lost them);
+    - the finish that promises calls (``tool_calls``, ``tool_use``) without a call, and a
+      complete finish other than it with calls where the reference has no quirk for that
+      (``end_turn``; openai-chat's ``stop`` is its C16);
+    - when the probe set a token limit, a choice that finished all the same (the limit was
+      not exercised)."""
     reading = answer.reading
     wire = answer.wire
     finished = wire.finishes(reading.payloads)
@@ -39,6 +43,16 @@ def finishes(answer: StreamAnswer) -> list[RouteFinding]:
                 f"no event carries a {wire.finish_field}",
                 quirk=qualified(wire, "C25"),
                 offset=len(answer.recording.body),
+            )
+        )
+    unclosed = wire.unclosed(reading.payloads)
+    if unclosed:
+        found.append(
+            answer.finding(
+                "finish_reason",
+                answer.deviation,
+                "a call's closing events never came",
+                "; ".join(unclosed),
             )
         )
     restated = wire.restated(reading.payloads)

@@ -135,6 +135,26 @@ class AnthropicMessagesWire:
         """None: the stream restates no call."""
         return None
 
+    def unclosed(self, payloads: Sequence[Any]) -> list[str]:
+        """Each ``tool_use`` block started and never stopped (a stop without an index stops
+        the one open block, as C1 reads it)."""
+        open_blocks: dict[Any, bool] = {}  # by index: is it a tool_use block
+        for payload in payloads:
+            if not isinstance(payload, dict):
+                continue
+            block = payload.get("content_block")
+            index = payload.get("index")
+            if payload.get("type") == "content_block_start" and isinstance(block, dict):
+                open_blocks[index] = block.get("type") == "tool_use"
+            elif payload.get("type") == "content_block_stop":
+                if index is None and len(open_blocks) == 1:
+                    index = next(iter(open_blocks))
+                open_blocks.pop(index, None)
+        unclosed = [
+            f"block {index}: no content_block_stop" for index, call in open_blocks.items() if call
+        ]
+        return unclosed
+
     def is_error(self, payload: Any) -> bool:
         """A payload of type ``error``."""
         return isinstance(payload, dict) and payload.get("type") == "error"

@@ -114,6 +114,11 @@ class Wire(Protocol):
         """The names of the calls the stream's final event restates (the Responses terminal
         response's ``output``); None when the dialect restates none, or the stream did not."""
 
+    def unclosed(self, payloads: Sequence[Any]) -> list[str]:
+        """The calls whose own closing events never came (a Responses item without ``.done``
+        or ``output_item.done``, a ``tool_use`` block without ``content_block_stop``), each
+        described; none in a dialect whose calls have no closing event."""
+
     def is_error(self, payload: Any) -> bool:
         """A payload that carries an error (beyond an ``error`` event or ``error`` key)."""
 

@@ -100,6 +100,10 @@ class OpenAIChatWire:
         """None: the stream restates no call."""
         return None
 
+    def unclosed(self, payloads: Sequence[Any]) -> list[str]:
+        """None: a chat call has no closing event of its own."""
+        return []
+
     def is_error(self, payload: Any) -> bool:
         """A flat error payload (``object: error``)."""
         return isinstance(payload, dict) and payload.get("object") == "error"

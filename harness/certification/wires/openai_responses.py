@@ -20,6 +20,8 @@ __all__ = ["OPENAI_RESPONSES_WIRE"]
 _TERMINALS = frozenset(
     {"response.completed", "response.incomplete", "response.failed", "response.done"}
 )
+_ARGUMENTS_DONE = "response.function_call_arguments.done"
+_ITEM_DONE = "response.output_item.done"
 _CHAT_ONLY = ("stream_options", "max_tokens", "max_completion_tokens", "tool_choice")
 
 
@@ -126,6 +128,26 @@ class OpenAIResponsesWire:
                 read = self.completion(response)
                 return None if read is None else [name for name, _ in read[0]]
         return None
+
+    def unclosed(self, payloads: Sequence[Any]) -> list[str]:
+        """Each ``function_call`` item added without its ``function_call_arguments.done`` or
+        its ``output_item.done``."""
+        missing: dict[Any, set[str]] = {}
+        for payload in payloads:
+            kind = payload.get("type") if isinstance(payload, dict) else None
+            item = payload.get("item") if isinstance(payload, dict) else None
+            if kind == "response.output_item.added" and isinstance(item, dict):
+                if item.get("type") == "function_call":
+                    missing[item.get("id")] = {_ARGUMENTS_DONE, _ITEM_DONE}
+            elif kind == _ITEM_DONE and isinstance(item, dict):
+                missing.get(item.get("id"), set()).discard(_ITEM_DONE)
+            elif kind == _ARGUMENTS_DONE:
+                missing.get(payload.get("item_id"), set()).discard(_ARGUMENTS_DONE)
+        return [
+            f"item {item_id}: no {' and no '.join(sorted(events))}"
+            for item_id, events in missing.items()
+            if events
+        ]
 
     def is_error(self, payload: Any) -> bool:
         """An ``error`` event's payload, or ``response.failed``."""
