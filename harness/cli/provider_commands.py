@@ -174,9 +174,10 @@ def _certify_target(args: argparse.Namespace, target: Any, variable: str) -> int
         raise UsageError(f"--deadline {deadline} is shorter than --timeout {args.timeout}")
     folder = _report_folder(args.out, "certify")
     scrubber = target.scrubber
+    dialect = "" if args.dialect == "openai-chat" else f"{args.dialect}, "
     print(
         f"callstream: certifying {args.model} at {scrubber.url(args.base_url)} "
-        f"({args.dialect}, {args.profile} profile, {len(probes)} probes × {args.repeat}"
+        f"({dialect}{args.profile} profile, {len(probes)} probes × {args.repeat}"
         + ("" if api_key else f", no API key: {variable} is not set")
         + ")",
         file=sys.stderr,
