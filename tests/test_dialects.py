@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from callstream.certification.wires import WIRES
 from callstream.core.case import run_case
 from callstream.core.dialects import DIALECTS, literal_event
 from callstream.core.rendering import render
@@ -23,7 +24,7 @@ from callstream.core.spec import (
 )
 from callstream.core.wire import Event, Rendered
 from callstream.corpus.scenario import corpus_root, load_scenarios
-from callstream.emulator import SERVED
+from callstream.emulator import ROUTES_OF, SERVED
 from callstream.reference import DIALECTS as REFERENCE_DIALECTS
 from callstream.reference import Limits, Tool
 from callstream.rules import QuirkId, RuleId, quirk_dialect
@@ -41,6 +42,8 @@ def test_every_dialect_has_every_part(name: str) -> None:
     assert name in REFERENCE_DIALECTS
     assert name in GENERATORS
     assert name in SERVED
+    assert WIRES[name].quirks == dialect.quirks  # certify asks and reads it
+    assert ROUTES_OF[name]  # and the emulator has routes to certify
     assert (corpus_root() / name).is_dir()
     assert dialect.quirks
     assert all(quirk_dialect(quirk) == name for quirk in dialect.quirks)

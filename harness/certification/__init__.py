@@ -1,8 +1,11 @@
-"""Certifying a provider route: ``callstream certify`` sends the probes to a live route,
-records each answer as a cassette, checks it and writes a certificate; ``callstream replay``
-checks the cassettes again offline. Needs the ``serve`` extra (httpx).
+"""Certifying a provider route (``--dialect``: Chat Completions, Anthropic Messages or OpenAI
+Responses): ``callstream certify`` sends the probes to a live route, records each answer as a
+cassette, checks it and writes a certificate; ``callstream replay`` checks the cassettes again
+offline. Needs the ``serve`` extra (httpx).
 
 - ``probes`` — the requests sent, loaded from data files;
+- ``wires`` — the dialects certify speaks (openai-chat, anthropic-messages, openai-responses):
+  each one's request shape, and what is read back beyond the reference;
 - ``recorder`` — one answer recorded as it arrives, bounded and scrubbed;
 - ``route_checks`` — what one run of a probe says about the route: the checks, as a table;
 - ``certificate`` — every finding across the runs, flakiness, the verdict, the files written;

@@ -1,9 +1,10 @@
-"""``callstream certify``: certify a live OpenAI-compatible route; ``callstream replay``:
-re-check its cassettes offline.
+"""``callstream certify``: certify a live route (OpenAI Chat Completions, Anthropic Messages or
+OpenAI Responses); ``callstream replay``: re-check its cassettes offline.
 
 Theory of operation. :func:`certify` sends each probe (``callstream.certification.probes``)
 ``repeat`` times through httpx, streaming, and, for the probes that compare, once more without
-streaming. Each answer is read as it arrives and recorded chunk by chunk with its time
+streaming, each request in the route's dialect (``callstream.certification.wires``: its path,
+its headers, its body). Each answer is read as it arrives and recorded chunk by chunk with its time
 (``recorder``: a :class:`~callstream.corpus.cassette.Recording`). The route is not trusted, so
 every answer is
 bounded (:class:`Limits`) and the clock is ours: the connection must be made and the response start
@@ -15,16 +16,17 @@ decoder's limits ends the reading too. The body is asked for and read as identit
 compressed body is never decoded. Each of these ends the answer with a ``how`` the checks turn
 into a finding, and the certification goes on. Each answer has a connection of its own, so an
 abandoned one never delays the next. The API key is read by the caller and given here; it goes
-into the ``Authorization`` header and nowhere else: every recording is scrubbed
-(``callstream.scrub``) before anything looks at it, so cassettes, certificates, reports and
-messages are all made from scrubbed data. Each run of a
+into the ``Authorization`` header (``x-api-key`` for Anthropic) and nowhere else: every
+recording is scrubbed (``callstream.scrub``) before anything looks at it, so cassettes,
+certificates, reports and messages are all made from scrubbed data. Each run of a
 probe is judged by ``callstream.certification.route_checks`` and the runs become a
 :class:`~callstream.certification.certificate.Certificate`. If the route cannot be reached, does
 not answer a streamed request at all, or refuses the key (401, 403) or the path (404), the
 remaining probes are not sent: they would only wait for the same.
 
 :func:`replay` loads cassettes, pairs each streamed answer with its non-streaming twin, and
-judges them again with the same checks, so the same cassettes give the same findings.
+judges them again with the same checks, in the dialect each cassette's header names, so the
+same cassettes give the same findings.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from .certificate import Certificate, ProbeRun
 from .probes import Probe
 from .recorder import DEFAULT_LIMITS, MAX_BYTES, Limits, Recorder, utc_now
 from .route_checks import Profile, RouteFinding, check_probe, timing_of
+from .wires import DEFAULT_WIRE, wire, wire_of
 
 __all__ = ["MAX_BYTES", "Limits", "Target", "certify", "replay"]
 
@@ -62,9 +65,18 @@ _REFUSING = {
 
 
 class Target:
-    """The route to certify: its base URL (``…/v1``), the model, and the API key, if any."""
+    """The route to certify: its base URL (``…/v1``), the model, the API key, if any, and the
+    dialect it speaks."""
 
-    def __init__(self, base_url: str, model: str, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        dialect: str = DEFAULT_WIRE,
+    ) -> None:
+        self.wire = wire(dialect)
+        """The dialect the probes are asked and the answers read in."""
         secrets = secrets_of_url(base_url) + ([api_key] if api_key else [])
         self.scrubber = Scrubber(secrets)
         """Masks the key, and whatever secret the base URL carries (its user info, key-like
@@ -80,9 +92,10 @@ class Target:
         self.base_url = base_url
         self.model = model
         self.api_key = api_key
-        self.endpoint = str(url.copy_with(path=url.path.rstrip("/") + "/chat/completions"))
-        """Where the requests go: the base URL's path plus ``/chat/completions``, its query
-        (``api-version``, ``key``…) kept."""
+        self.endpoint = str(url.copy_with(path=url.path.rstrip("/") + self.wire.path))
+        """Where the requests go: the base URL's path plus the dialect's
+        (``/chat/completions``, ``/messages``, ``/responses``), its query (``api-version``,
+        ``key``…) kept."""
 
 
 def certify(
@@ -110,6 +123,7 @@ def certify(
         "callstream": callstream_version(),
         "session": utc_now(),
         "route": {"base_url": shown_url, "model": target.model},
+        "dialect": target.wire.name,
         "profile": profile,
         "timeout": limits.timeout,
         "deadline": limits.deadline,
@@ -120,12 +134,11 @@ def certify(
         "accept-encoding": "identity",
         "user-agent": f"callstream/{context['callstream']}",
     }
-    if target.api_key:
-        headers["authorization"] = f"Bearer {target.api_key}"
+    headers.update(target.wire.headers(target.api_key))
     runs: list[ProbeRun] = []
     skipped: list[tuple[str, str]] = []
     stop: str | None = None
-    recorder = Recorder(target.endpoint, headers, scrubber, context, limits)
+    recorder = Recorder(target.endpoint, headers, scrubber, context, limits, target.wire)
     timeouts = httpx.Timeout(limits.timeout, connect=min(limits.timeout, limits.deadline))
     # No connection is kept alive: each answer's connection is its own, watched from its
     # start, and one abandoned in the middle of a response never delays the next.
@@ -150,6 +163,7 @@ def certify(
     return Certificate(
         base_url=shown_url,
         model=target.model,
+        dialect=target.wire.name,
         profile=profile,
         date=str(context["session"]),
         callstream=str(context["callstream"]),
@@ -201,6 +215,7 @@ def replay(
     return Certificate(
         base_url=str(route.get("base_url", "?")),
         model=str(route.get("model", "?")),
+        dialect=wire_of(first.context).name,
         profile=profile or first.context.get("profile", "lenient"),
         date=str(first.context.get("session", "?")),
         callstream=callstream_version(),

@@ -21,6 +21,7 @@ from callstream.reference import SSEDecoder, SSELimitError
 from ..corpus.cassette import Chunk, Ended, RecordedRequest, RecordedResponse, Recording
 from ..scrub import Scrubber
 from .probes import Probe
+from .wires import Wire
 
 __all__ = ["DEFAULT_LIMITS", "MAX_BYTES", "Limits", "Recorder", "utc_now"]
 
@@ -56,7 +57,10 @@ class Recorder:
         scrubber: Scrubber,
         context: Mapping[str, Any],
         limits: Limits,
+        wire: Wire,
     ) -> None:
+        self.wire = wire
+        """The dialect the probes are asked in."""
         self.endpoint = endpoint
         self.headers = headers
         self.scrubber = scrubber
@@ -66,7 +70,7 @@ class Recorder:
     def record(self, client: httpx.Client, probe: Probe, number: int, *, stream: bool) -> Recording:
         """Send one request of ``probe`` and record its answer, as it arrives, until it ends or
         is abandoned."""
-        body = probe.body(str(self.context["route"]["model"]), stream=stream)
+        body = self.wire.body(probe, str(self.context["route"]["model"]), stream=stream)
         headers = {**self.headers, "accept": "text/event-stream" if stream else "application/json"}
         recorded = utc_now()
         clock = time.monotonic()

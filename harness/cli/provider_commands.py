@@ -45,7 +45,12 @@ def _serve_arguments(command: argparse.ArgumentParser) -> None:
         "--route",
         metavar="NAME",
         help="answer every model that is not a scenario as this emulated route: openai, gemini, "
-        "ollama, litellm, vllm, openrouter, azure or never-finishes (route:<name> always works)",
+        "ollama, litellm, vllm, openrouter, azure or never-finishes; on /v1/messages anthropic, "
+        "anthropic-overloaded, anthropic-no-message-stop, anthropic-no-index, "
+        "anthropic-doubled-input or anthropic-vllm; on /v1/responses openai-responses, "
+        "responses-reordered, responses-no-terminal, responses-empty-output, "
+        "responses-args-in-added or responses-no-done (route:<name> always works, on its "
+        "dialect's path)",
     )
     command.set_defaults(paths=[])
 
@@ -86,10 +91,18 @@ def _certify_arguments(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument("--model", required=True, metavar="NAME", help="the model to ask")
     command.add_argument(
+        "--dialect",
+        choices=("openai-chat", "anthropic-messages", "openai-responses"),
+        default="openai-chat",
+        help="the route's wire: POST …/chat/completions, …/messages (x-api-key, "
+        "anthropic-version: 2023-06-01) or …/responses (default: %(default)s)",
+    )
+    command.add_argument(
         "--api-key-env",
         metavar="VAR",
         help="the environment variable holding the API key, sent as Authorization: Bearer "
-        "(default: OPENAI_API_KEY if set; none is sent otherwise)",
+        "(x-api-key for anthropic-messages) (default: OPENAI_API_KEY, ANTHROPIC_API_KEY for "
+        "anthropic-messages, if set; none is sent otherwise)",
     )
     command.add_argument("--profile", choices=PROFILES, default="lenient")
     command.add_argument(
@@ -139,11 +152,12 @@ def _certify(args: argparse.Namespace) -> int:
     from ..certification.certifying import Target
     from ..scrub import scrubbed_output
 
-    variable = args.api_key_env or "OPENAI_API_KEY"
+    default = "ANTHROPIC_API_KEY" if args.dialect == "anthropic-messages" else "OPENAI_API_KEY"
+    variable = args.api_key_env or default
     api_key = os.environ.get(variable) or None
     if api_key is None and args.api_key_env:
         raise UsageError(f"--api-key-env {variable}: that environment variable is not set")
-    target = Target(args.base_url, args.model, api_key)
+    target = Target(args.base_url, args.model, api_key, args.dialect)
     with scrubbed_output(target.scrubber):
         return _certify_target(args, target, variable)
 
@@ -160,9 +174,10 @@ def _certify_target(args: argparse.Namespace, target: Any, variable: str) -> int
         raise UsageError(f"--deadline {deadline} is shorter than --timeout {args.timeout}")
     folder = _report_folder(args.out, "certify")
     scrubber = target.scrubber
+    dialect = "" if args.dialect == "openai-chat" else f"{args.dialect}, "
     print(
         f"callstream: certifying {args.model} at {scrubber.url(args.base_url)} "
-        f"({args.profile} profile, {len(probes)} probes × {args.repeat}"
+        f"({dialect}{args.profile} profile, {len(probes)} probes × {args.repeat}"
         + ("" if api_key else f", no API key: {variable} is not set")
         + ")",
         file=sys.stderr,

@@ -125,7 +125,7 @@ def parse_tools(data: Any, source: str = "tools") -> list[Tool]:
         if kind == "custom":
             tools.append(_custom_tool(where, name, spec.get("format")))
             continue
-        parameters = spec.get("parameters")
+        parameters = spec.get("parameters", spec.get("input_schema"))  # Anthropic's name
         if parameters is not None and not isinstance(parameters, dict):
             raise UsageError(f"{where}: 'parameters' must be a JSON Schema object")
         try:

@@ -199,8 +199,9 @@ def remote_reference(schema: Any) -> str | None:
 
 def cassette_scenario(path: str | PathLike[str]) -> Scenario:
     """A streamed cassette as a literal scenario for ``callstream run``: its recorded body,
-    the tools of its request, and, as the expectation under each profile, what the reference
-    assembler makes of that body (kind ``must``: every implementation must settle each call
+    the tools of its request, its dialect (the header's ``dialect``; openai-chat when it names
+    none), and, as the expectation under each profile, what the reference assembler makes of
+    that body in that dialect (kind ``must``: every implementation must settle each call
     the same way, ready with the same arguments or rejected for the same reason). Raises
     UsageError for a cassette that holds no event stream."""
     recording = load_cassette(path)
@@ -212,8 +213,10 @@ def cassette_scenario(path: str | PathLike[str]) -> Scenario:
         )
     body = recording.body
     tools = tuple(parse_tools(recording.request.body.get("tools") or [], source=str(path)))
+    dialect = recording.context.get("dialect", "openai-chat")
     expected = {
-        profile: _reference_verdict(body, tools, profile) for profile in ("lenient", "strict")
+        profile: _reference_verdict(body, tools, profile, dialect)
+        for profile in ("lenient", "strict")
     }
     route = recording.context.get("route", {})
     digest = hashlib.sha256(body).hexdigest()[:8]
@@ -222,7 +225,7 @@ def cassette_scenario(path: str | PathLike[str]) -> Scenario:
         title=f"{recording.title}: recorded from {route.get('model', '?')} at "
         f"{route.get('base_url', '?')} on {recording.context.get('recorded', '?')}",
         rules=rule_ids("R"),
-        spec=StreamSpec(tools=tools, literal_sse=body, expected=expected),
+        spec=StreamSpec(tools=tools, literal_sse=body, expected=expected, dialect=dialect),
         tags=("recording", "cassette"),
         splittings=_SPLITTINGS,
         source=f"{path}:1",
@@ -439,8 +442,10 @@ def _check_tools(tools: Any, where: str) -> None:
     parse_tools(tools, source=where)
 
 
-def _reference_verdict(body: bytes, tools: tuple[Any, ...], profile: str) -> Expected:
-    assembler = Assembler(tools, profile="strict" if profile == "strict" else "lenient")
+def _reference_verdict(body: bytes, tools: tuple[Any, ...], profile: str, dialect: str) -> Expected:
+    assembler = Assembler(
+        tools, profile="strict" if profile == "strict" else "lenient", dialect=dialect
+    )
     results = assembler.feed(body) + assembler.close()
     calls = tuple(
         ExpectedCall(

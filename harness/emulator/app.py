@@ -15,10 +15,12 @@ for openai-chat) and ``GET /v1/models``, also without the ``/v1`` prefix. The re
   connection stays open after the last chunk (a route that never finishes), optionally with
   keep-alive comments meanwhile.
 - ``route:<name>`` (and any other model, when the app was given a default ``route``) is
-  answered, on the openai-chat path, by an emulated route of ``callstream.emulator.routes``: a fake
-  model that reads the request's tools and options and answers as that kind of route does, quirks
-  included. The route is handed the credentials the request carried (credential headers, a bearer
-  token, key-like query parameters), which only a hostile route (``echoes-key``) uses.
+  answered, on its dialect's path, by an emulated route (``callstream.emulator.routes`` for
+  openai-chat, ``.anthropic_routes`` and ``.responses_routes`` for the others: see
+  :data:`~callstream.emulator.dialects.ROUTES_OF`): a fake model that reads the request's tools
+  and options and answers as that kind of route does, quirks included. The route is handed
+  the credentials the request carried (credential headers, a bearer token, key-like query
+  parameters), which only a hostile route (``echoes-key``) uses.
 
 Each chunk is its own ASGI body message, which uvicorn writes to the socket at once (chunked
 transfer encoding, Nagle off), so a client reads the stream torn exactly where the plan tore it
@@ -42,15 +44,15 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMappi
 from typing import Any
 from urllib.parse import parse_qsl
 
-from ..core.dialects.openai_chat import OPENAI_CHAT
 from ..core.rendering import render
 from ..core.spec import Scenario
 from ..core.split import chunkings, parse_splitting
 from ..errors import UsageError
 from ..scrub import is_credential
-from .dialects import SERVED, SERVED_AT
+from .dialects import ROUTES_OF, SERVED, SERVED_AT
 from .reply import SSE, Reply
-from .routes import ROUTES
+from .routes import Route
+from .wire_route import WireRoute
 
 __all__ = ["ProviderApp"]
 
@@ -76,12 +78,16 @@ class ProviderApp:
         """Serve ``scenarios`` as ``scenario:<id>`` and the emulated routes as ``route:<name>``,
         pausing ``delay`` seconds between chunks; ``route`` answers every other model name."""
 
-        if route is not None and route not in ROUTES:
-            raise UsageError(f"unknown route {route!r}; known: {', '.join(ROUTES)}")
+        self.routes: dict[str, Route | WireRoute] = {
+            name: kind() for routes in ROUTES_OF.values() for name, kind in routes.items()
+        }
+        """The emulated routes of every dialect by name, each with its own state."""
+        self.spoken = {name: d for d, routes in ROUTES_OF.items() for name in routes}
+        """The dialect each route speaks."""
+        if route is not None and route not in self.routes:
+            raise UsageError(f"unknown route {route!r}; known: {', '.join(self.routes)}")
         self.scenarios = {scenario.id: scenario for scenario in scenarios}
         self.delay = delay
-        self.routes = {name: kind() for name, kind in ROUTES.items()}
-        """The emulated routes by name, each with its own state."""
         self.route = route
         self.requests: deque[Any] = deque(maxlen=_KEPT_REQUESTS)
         """The latest chat-completion request bodies received, parsed, oldest first."""
@@ -222,19 +228,19 @@ class ProviderApp:
         self, model: str, dialect: str, request: Mapping[str, Any], credentials: tuple[str, ...]
     ) -> Reply | None:
         """What ``model`` is answered with on ``dialect``'s path: a registered reply, an
-        emulated route (openai-chat only), or a scenario of that dialect."""
+        emulated route of that dialect, or a scenario of that dialect."""
         with self._lock:
             registered = self._replies.get(model)
         if registered is not None:
             return registered
         kind, colon, rest = model.partition(":")
-        if dialect != OPENAI_CHAT.name:
-            if kind != "scenario" or not colon:
-                return None
-        elif kind == "route" and colon and rest in self.routes:
+        if kind == "route" and colon and rest in self.routes:
+            if self.spoken[rest] != dialect:
+                at = SERVED[self.spoken[rest]].path
+                raise UsageError(f"the route {rest!r} speaks {self.spoken[rest]}: POST to /v1{at}")
             return self.routes[rest].reply(request, self.delay, credentials=credentials)
         if kind != "scenario" or not colon:
-            if self.route is not None:
+            if self.route is not None and self.spoken[self.route] == dialect:
                 route = self.routes[self.route]
                 return route.reply(request, self.delay, credentials=credentials)
             return None

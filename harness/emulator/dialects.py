@@ -13,9 +13,13 @@ from typing import Any
 from ..core.dialects.openai_chat import ENVELOPE, OPENAI_CHAT, USAGE
 from ..core.spec import Scenario
 from .anthropic import message
+from .anthropic_routes import ANTHROPIC_ROUTES
 from .responses import response_object
+from .responses_routes import RESPONSES_ROUTES
+from .routes import ROUTES, Route
+from .wire_route import WireRoute
 
-__all__ = ["SERVED", "SERVED_AT", "Served", "chat_completion"]
+__all__ = ["ROUTES_OF", "SERVED", "SERVED_AT", "Served", "chat_completion"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,3 +76,9 @@ SERVED: dict[str, Served] = {
 """Every dialect the emulator serves, by name."""
 SERVED_AT: dict[str, str] = {served.path: name for name, served in SERVED.items()}
 """The dialect served at each path."""
+ROUTES_OF: dict[str, Mapping[str, type[Route] | type[WireRoute]]] = {
+    OPENAI_CHAT.name: ROUTES,
+    "anthropic-messages": ANTHROPIC_ROUTES,
+    "openai-responses": RESPONSES_ROUTES,
+}
+"""The emulated routes of each dialect, by name (``route:<name>`` on its path only)."""

@@ -229,11 +229,15 @@ def emulator() -> Iterator[Emulator]:
         yield running
 
 
-def certify_and_collect(base_url: str, env_key: str | None) -> tuple[int, dict[str, bytes]]:
-    """Certify ``route:echoes-key`` at ``base_url``; every file written and both streams."""
+def certify_and_collect(
+    base_url: str, env_key: str | None, *dialect: str
+) -> tuple[int, dict[str, bytes]]:
+    """Certify ``route:echoes-key`` at ``base_url`` (``route:anthropic-echoes-key`` with
+    ``--dialect anthropic-messages``); every file written and both streams."""
     folder = Path(tempfile.mkdtemp(prefix="callstream-secrets-"))
+    route = "route:anthropic-echoes-key" if dialect else "route:echoes-key"
     with pytest.MonkeyPatch.context() as monkeypatch:
-        argv = ["certify", "--base-url", base_url, "--model", "route:echoes-key"]
+        argv = ["certify", "--base-url", base_url, "--model", route, *dialect]
         argv += ["--out", str(folder / "out"), "--probes", "tool-choice-required,parameterless"]
         if env_key is not None:
             monkeypatch.setenv("PLANTED_KEY", env_key)
@@ -273,3 +277,21 @@ def test_no_form_of_a_planted_key_reaches_any_byte_written(
     if where == "user info":  # the route saw, and echoed, the Basic credentials
         sent = base64.b64encode(f"user:{key}".encode()).decode()
         assert leaks(sent, outputs) == []
+
+
+@settings(max_examples=6, phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@given(key=st.text(KEY_ALPHABET, min_size=8, max_size=40).map(lambda tail: f"sk-ant-{tail}"))
+def test_no_form_of_an_x_api_key_reaches_any_byte_written(emulator: Emulator, key: str) -> None:
+    """Certifying an Anthropic-wire route sends the key as ``x-api-key``; a gateway that echoes
+    it back (raw and cut by a read, split across text deltas, escaped inside the input, in
+    base64, in an error event and in response headers) gets it written nowhere: no cassette,
+    certificate or report, and neither stdout nor stderr."""
+    code, outputs = certify_and_collect(emulator.base_url, key, "--dialect", "anthropic-messages")
+    assert code == 1  # the in-band error is a finding
+    assert len(outputs) >= 13
+    cassette = next(
+        data for name, data in outputs.items() if name.endswith("stream.cassette.jsonl")
+    )
+    assert b'"anthropic-version": "2023-06-01"' in cassette  # the request went as Anthropic's
+    assert b"authentication_error" in cassette  # and the echo came back, masked
+    assert leaks(key, outputs) == []

@@ -102,6 +102,8 @@ class Certificate:
     skipped: tuple[tuple[str, str], ...] = ()
     """Probes not run, with why (the route could not be reached, or refused the key)."""
     elapsed: float = 0.0
+    dialect: str = "openai-chat"
+    """The dialect the route was asked in."""
     findings: tuple[CertificateFinding, ...] = field(init=False, compare=False)
     """Every finding over the runs, worst first, then in probe and check order."""
 
@@ -170,7 +172,7 @@ class Certificate:
             "certificate": FORMAT,
             "verdict": self.verdict,
             "exit_code": self.exit_code,
-            "route": {"base_url": self.base_url, "model": self.model},
+            "route": {"base_url": self.base_url, "model": self.model, "dialect": self.dialect},
             "profile": self.profile,
             "date": self.date,
             "callstream": self.callstream,
@@ -183,6 +185,11 @@ class Certificate:
             "findings": [finding.to_dict() for finding in self.findings],
         }
 
+    @property
+    def _dialect(self) -> str:
+        """The dialect as the summary names it: only when it is not the default."""
+        return "" if self.dialect == "openai-chat" else f"{self.dialect}, "
+
     def summary(self, folder: Path | None = None, limit: int = 30) -> str:
         """The lines printed at the end of a certification or a replay."""
         counts = self.counts()
@@ -190,7 +197,8 @@ class Certificate:
         probes = len({run.probe for run in self.runs})
         repeat = max((run.repeat for run in self.runs), default=0)
         lines = [
-            f"{WORDS[self.verdict]}: {self.model} at {self.base_url} ({self.profile} profile): "
+            f"{WORDS[self.verdict]}: {self.model} at {self.base_url} ({self._dialect}"
+            f"{self.profile} profile): "
             f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} notes"
             f"{flaky}; {probes} probes × {repeat} in {self.elapsed:.1f} s"
         ]

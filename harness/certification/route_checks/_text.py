@@ -23,33 +23,6 @@ def parse_json(text: str, default: Any = None) -> Any:
         return default
 
 
-def choices_of(payload: Any) -> list[dict[str, Any]]:
-    """The choices of a chunk that are objects; none when it has no list of them."""
-    choices = payload.get("choices") if isinstance(payload, dict) else None
-    return [c for c in choices if isinstance(c, dict)] if isinstance(choices, list) else []
-
-
-def message_of(completion: Any) -> dict[str, Any] | None:
-    """The message of a chat.completion's first choice, or None when it has none."""
-    choices = completion.get("choices") if isinstance(completion, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return None
-    message = choices[0].get("message")
-    return message if isinstance(message, dict) else None
-
-
-def plain_call(entry: Any) -> tuple[str | None, str]:
-    """The name and argument text of one of a message's ``tool_calls``."""
-    function = entry.get("function") if isinstance(entry, dict) else None
-    if not isinstance(function, dict):
-        return None, ""
-    arguments = function.get("arguments")
-    if not isinstance(arguments, str):
-        arguments = json.dumps(arguments, ensure_ascii=False)
-    name = function.get("name")
-    return (name if isinstance(name, str) else None), arguments
-
-
 def content_type_of(recording: Recording) -> str:
     """The answer's content type, lower-cased; empty when there is none."""
     response = recording.response

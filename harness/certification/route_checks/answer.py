@@ -4,9 +4,10 @@ and how far the answer got (the gates a check may need it to have passed).
 An answer gets as far as it gets: the route may not answer at all, answer something other than
 2xx, or compress the body (then there is nothing to judge); a stream may hold no event, or be
 aborted (too slow, too large, cut) or broken (an error event, a body the reference cannot read)
-(then it is not judged as a whole); a non-streaming answer may be too large or not a
-chat.completion. Each check names the gate it needs in the table, and the gates are computed
-here, from the answer alone: no check depends on another having run.
+(then it is not judged as a whole); a non-streaming answer may be too large or not an answer
+of the dialect (a chat.completion, a Message, a response object). Each check names the gate
+it needs in the table, and the gates are computed here, from the answer alone: no check
+depends on another having run.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Any
 from callstream.reference import CallResult
 
 from ...corpus.cassette import Recording
-from ._text import clip, message_of, parse_json, writable
+from .. import wires
+from ..wires import Wire, wire_of
+from ._text import clip, parse_json, writable
 from .findings import Profile, RouteFinding, Severity
 from .reading import NOT_READ, StreamReading, read_stream
 
@@ -46,39 +49,14 @@ _ABORTED = frozenset(
 
 
 @dataclass(frozen=True, slots=True)
-class Asked:
-    """What the probe asked of the route: its streamed request, and the calls it wants."""
-
-    named: str | None
-    """The function a named ``tool_choice`` forces, if any."""
-    required: bool
-    """``tool_choice`` is ``required``."""
-    limited: bool
-    """The request caps the tokens (``max_tokens`` or ``max_completion_tokens``)."""
-    wants_usage: bool
-    """``stream_options.include_usage`` is true."""
-    calls: int
-    """How many calls the probe asks the model for."""
+class Asked(wires.Asked):
+    """What the probe asked of the route (see :class:`callstream.certification.wires.Asked`)."""
 
     @classmethod
     def of(cls, recording: Recording) -> Asked:
-        """What ``recording`` 's request asked for."""
-        body = recording.request.body
-        choice = body.get("tool_choice")
-        named = None
-        if isinstance(choice, dict) and isinstance(choice.get("function"), dict):
-            named = choice["function"].get("name")
-        options = body.get("stream_options")
-        return cls(
-            named=named,
-            required=choice == "required",
-            limited=any(
-                isinstance(body.get(field), int)
-                for field in ("max_tokens", "max_completion_tokens")
-            ),
-            wants_usage=isinstance(options, dict) and options.get("include_usage") is True,
-            calls=recording.calls,
-        )
+        """What ``recording`` 's request asked for, read in the dialect it was recorded in."""
+        asked = wire_of(recording.context).asked(recording.request.body, recording.calls)
+        return cls(asked.named, asked.required, asked.limited, asked.wants_usage, asked.calls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,14 +70,19 @@ class Answer:
     asked: Asked
 
     @property
+    def wire(self) -> Wire:
+        """The dialect the answer was asked and is read in."""
+        return wire_of(self.recording.context)
+
+    @property
     def strict(self) -> bool:
         """Judged under the strict profile."""
         return self.profile == "strict"
 
     @property
     def deviation(self) -> Severity:
-        """The severity of a deviation from OpenAI's behaviour that a lenient assembler
-        mends: an error under the strict profile, else a warning."""
+        """The severity of a deviation from the dialect's documented behaviour that a lenient
+        assembler mends: an error under the strict profile, else a warning."""
         return "error" if self.strict else "warning"
 
     def finding(
@@ -143,8 +126,11 @@ class CompletionAnswer(Answer):
 
     completion: Any
     """The body as JSON (None when it is not JSON, or was not read)."""
-    message: dict[str, Any] | None
-    """The message of its first choice, when it is a chat.completion."""
+    calls: list[tuple[str | None, str]] | None
+    """The name and argument text of each of its calls, when it is an answer of the dialect
+    (a chat.completion with a message, a Message, a response object)."""
+    finish: str | None
+    """How it says it finished (``finish_reason``, ``stop_reason``, ``status``)."""
     twin: tuple[CallResult, ...] | None
     """The calls of the streamed answer of the same run, as a lenient assembler made them,
     when that answer was read whole: what this one is compared with."""
@@ -167,8 +153,9 @@ def read_completion(
     completion = None
     if _is_whole_body(recording):
         completion = parse_json(recording.body.decode("utf-8", "replace"))
-    message = message_of(completion)
-    return CompletionAnswer(recording, False, profile, asked, completion, message, twin)
+    read = wire_of(recording.context).completion(completion)
+    calls, finish = (None, None) if read is None else read
+    return CompletionAnswer(recording, False, profile, asked, completion, calls, finish, twin)
 
 
 def twin_of(answer: StreamAnswer) -> tuple[CallResult, ...] | None:
@@ -220,12 +207,13 @@ def within_size(answer: Answer) -> bool:
 
 
 def a_completion(answer: CompletionAnswer) -> bool:
-    """A non-streaming answer that is a chat.completion with a message."""
-    return answer.message is not None
+    """A non-streaming answer that is an answer of the dialect (a chat.completion with a
+    message, a Message, a response object)."""
+    return answer.calls is not None
 
 
 def comparable(answer: CompletionAnswer) -> bool:
-    """A chat.completion whose streamed twin was read whole."""
+    """An answer of the dialect whose streamed twin was read whole."""
     return a_completion(answer) and answer.twin is not None
 
 

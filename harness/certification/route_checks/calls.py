@@ -3,17 +3,20 @@ whether the model answered the probe with the calls it asked for."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from callstream.reference import CallResult, Reason
 
+from ..wires import qualified
 from ._text import looks_cut
 from .answer import StreamAnswer, aborted
 from .findings import RouteFinding
+from .quirks import REPEATED
 
 __all__ = ["calls_made", "rejected_calls"]
 
-_QUIRK_REJECTION = re.compile(r"^[TC]\d+: ")
+_QUIRK_REJECTION = re.compile(r"^[TCAR]\d+: ")
 """The detail of a call the strict profile rejected for a quirk, already reported as one."""
 
 
@@ -26,8 +29,8 @@ def rejected_calls(answer: StreamAnswer) -> list[RouteFinding]:
     for result in reading.results:
         if result.ready or (result.detail or "") == reading.failure:
             continue  # a failure of the whole stream is reported once, by stream_errors
-        repeated = ("openai-chat/C11", result.choice, result.index) in recorded
-        found += _rejection(answer, result, repeated)
+        repeated = any((quirk, result.choice, result.index) in recorded for quirk in REPEATED)
+        found += _rejection(answer, result, repeated or _repeats(result.arguments_text))
     return found
 
 
@@ -43,9 +46,9 @@ def _rejection(answer: StreamAnswer, result: CallResult, repeated: bool) -> list
             answer.finding(
                 "finish_reason",
                 "error",
-                "a choice ended without a finish_reason",
+                answer.wire.unfinished,
                 f"{call}: {detail}",
-                quirk="openai-chat/C25",
+                quirk=qualified(answer.wire, "C25"),
                 offset=offset,
             )
         ]
@@ -56,7 +59,9 @@ def _rejection(answer: StreamAnswer, result: CallResult, repeated: bool) -> list
             answer.finding(
                 "finish_reason",
                 "warning",
-                "finish_reason length on a request without a token limit",
+                "finish_reason length on a request without a token limit"
+                if answer.wire.name == "openai-chat"
+                else "the answer was cut on a request without a token limit",
                 f"{call}: the route's own limit cut the call",
                 offset=offset,
                 excerpt=excerpt,
@@ -119,13 +124,15 @@ def _malformed(
     """A call whose arguments are not JSON: repeated, cut by the token limit, cut otherwise,
     or simply not JSON."""
     text = result.arguments_text
+    wire = answer.wire
     if repeated:
         return answer.finding(
             "arguments_json",
             "error",
-            "arguments are the same JSON text repeated (a duplicate summary chunk)",
+            "arguments are the same JSON text repeated"
+            + (" (a duplicate summary chunk)" if wire.name == "openai-chat" else ""),
             f"{call}: {result.detail}",
-            quirk="openai-chat/C11",
+            quirk=qualified(wire, "C11"),
             offset=offset,
             excerpt=text,
         )
@@ -134,9 +141,9 @@ def _malformed(
             "finish_reason",
             "error",
             "truncation reported as a finished call",
-            f"{call}: the token limit cut the arguments, yet the choice did not finish with "
-            f"length ({result.detail})",
-            quirk="openai-chat/C17",
+            f"{call}: the token limit cut the arguments, yet the answer did not say it was cut "
+            f"({result.detail})",
+            quirk=qualified(wire, "C17"),
             offset=offset,
             excerpt=text,
         )
@@ -146,7 +153,7 @@ def _malformed(
             "error",
             "arguments lost their closing brackets",
             f"{call}: {result.detail}",
-            quirk="openai-chat/C12",
+            quirk=qualified(wire, "C12"),
             offset=offset,
             excerpt=text,
         )
@@ -155,6 +162,7 @@ def _malformed(
         "error",
         "arguments are not valid JSON",
         f"{call}: {result.detail}",
+        quirk=qualified(wire, "A1"),
         offset=offset,
         excerpt=text,
     )
@@ -205,3 +213,12 @@ def calls_made(answer: StreamAnswer) -> list[RouteFinding]:
             )
         )
     return found
+
+
+def _repeats(text: str) -> bool:
+    """True when ``text`` is one JSON text written twice or more (``{…}{…}``)."""
+    try:
+        _, end = json.JSONDecoder().raw_decode(text)
+    except (ValueError, RecursionError):
+        return False
+    return 0 < end < len(text) and len(text) % end == 0 and text == text[:end] * (len(text) // end)

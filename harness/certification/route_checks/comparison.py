@@ -1,27 +1,30 @@
-"""The checks of the non-streaming answer: a chat.completion, whose calls' arguments are JSON
-unless the choice says it was cut, carrying the same calls as the streamed answer to the same
-request."""
+"""The checks of the non-streaming answer: an answer of the dialect (a chat.completion, a
+Message, a response object), whose calls' arguments are JSON unless it says it was cut,
+carrying the same calls as the streamed answer to the same request."""
 
 from __future__ import annotations
 
-from ._text import NOT_JSON, clip, looks_cut, parse_json, plain_call
+from ..wires import qualified
+from ._text import NOT_JSON, clip, looks_cut, parse_json
 from .answer import CompletionAnswer
 from .findings import RouteFinding
-from .finishes import COMPLETING
 
 __all__ = ["completion_arguments", "not_a_completion", "same_calls"]
 
 
 def not_a_completion(answer: CompletionAnswer) -> list[RouteFinding]:
-    """A non-streaming answer without ``choices[0].message``: nothing to compare."""
-    if answer.message is not None:
+    """A non-streaming answer that is not one of the dialect (a chat.completion without
+    ``choices[0].message``, a body that is no Message or response object): nothing to
+    compare."""
+    if answer.calls is not None:
         return []
+    wire = answer.wire
     return [
         answer.finding(
             "stream_matches",
             "error",
-            "the non-streaming answer is not a chat.completion",
-            "no choices[0].message",
+            f"the non-streaming answer is not {wire.completion_noun}",
+            "no choices[0].message" if wire.name == "openai-chat" else "nothing to compare",
             offset=0,
             excerpt=answer.recording.body.decode("utf-8", "replace"),
         )
@@ -32,11 +35,12 @@ def completion_arguments(answer: CompletionAnswer) -> list[RouteFinding]:
     """Each call whose arguments are not JSON although its choice finished as complete:
     truncation reported as a finished call when the probe set a token limit and the text
     reads as cut, else arguments that are not valid JSON."""
-    finish = answer.completion["choices"][0].get("finish_reason")
+    finish = answer.finish
+    wire = answer.wire
     limited = answer.asked.limited
     found = []
     for n, (_, text) in enumerate(_calls(answer)):
-        if parse_json(text, default=NOT_JSON) is NOT_JSON and finish in COMPLETING:
+        if parse_json(text, default=NOT_JSON) is NOT_JSON and finish in wire.completing:
             cut = looks_cut(text)
             found.append(
                 answer.finding(
@@ -45,10 +49,10 @@ def completion_arguments(answer: CompletionAnswer) -> list[RouteFinding]:
                     "truncation reported as a finished call"
                     if cut and limited
                     else "arguments are not valid JSON",
-                    f"call {n}: finish_reason {finish}",
-                    quirk="openai-chat/C17"
+                    f"call {n}: {wire.finish_field} {finish}",
+                    quirk=qualified(wire, "C17")
                     if cut and limited
-                    else ("openai-chat/C12" if cut else None),
+                    else (qualified(wire, "C12") if cut else None),
                     excerpt=text,
                 )
             )
@@ -95,6 +99,5 @@ def same_calls(answer: CompletionAnswer) -> list[RouteFinding]:
 
 
 def _calls(answer: CompletionAnswer) -> list[tuple[str | None, str]]:
-    """The name and argument text of each of the message's ``tool_calls``."""
-    message = answer.message or {}
-    return [plain_call(entry) for entry in message.get("tool_calls") or ()]
+    """The name and argument text of each of the answer's calls."""
+    return answer.calls or []

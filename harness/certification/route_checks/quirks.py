@@ -5,51 +5,19 @@ from __future__ import annotations
 
 from callstream.reference import QUIRKS
 
+from ..wires import WIRES
 from .answer import StreamAnswer, aborted
 from .findings import RouteFinding, Severity
 
-__all__ = ["CHECK_OF_QUIRK", "QUIRK_CHECKS", "quirks"]
+__all__ = ["QUIRK_CHECKS", "REPEATED", "quirks"]
 
-CHECK_OF_QUIRK = {
-    **dict.fromkeys(
-        ("openai-chat/T6", "openai-chat/T9", "openai-chat/T10", "openai-chat/T11"), "sse_framing"
-    ),
-    **dict.fromkeys(
-        (
-            "openai-chat/C21",
-            "openai-chat/C22",
-            "openai-chat/C27",
-            "openai-chat/C28",
-            "openai-chat/C29",
-            "openai-chat/C30",
-        ),
-        "chunk_envelope",
-    ),
-    **dict.fromkeys(
-        ("openai-chat/C1", "openai-chat/C2", "openai-chat/C3", "openai-chat/C14"), "index_contract"
-    ),
-    **dict.fromkeys(
-        ("openai-chat/C4", "openai-chat/C5", "openai-chat/C6", "openai-chat/C7"), "identity_once"
-    ),
-    **dict.fromkeys(
-        (
-            "openai-chat/C10",
-            "openai-chat/C11",
-            "openai-chat/C12",
-            "openai-chat/C13",
-            "openai-chat/C32",
-        ),
-        "arguments_json",
-    ),
-    **dict.fromkeys(("openai-chat/C16", "openai-chat/C33"), "finish_reason"),
-    "openai-chat/C20": "after_finish",
-    "openai-chat/C23": "usage",
-    "openai-chat/C24": "terminator",
-    "openai-chat/C31": "calls_made",
-}
-"""Which check reports each quirk the reference records; any other, ``chunk_envelope``."""
-QUIRK_CHECKS = tuple(dict.fromkeys(CHECK_OF_QUIRK.values()))
-"""The checks that report quirks."""
+REPEATED = frozenset({"openai-chat/C11", "openai-responses/R11"})
+"""Arguments that are one JSON text repeated: reported with the call they broke
+(``arguments_json``), not twice."""
+QUIRK_CHECKS = tuple(
+    dict.fromkeys(check for wire in WIRES.values() for check in wire.check_of_quirk.values())
+)
+"""The checks that report quirks, in any dialect."""
 _HARMLESS = frozenset({"openai-chat/C28"})
 """Quirks that are information, not deviations: provider extras kept with the call."""
 
@@ -60,13 +28,14 @@ def quirks(answer: StreamAnswer) -> list[RouteFinding]:
     unusual (severity S4)."""
     found = []
     reading = answer.reading
+    check_of_quirk = answer.wire.check_of_quirk
     for finding in reading.findings:
         quirk = finding.quirk
         if quirk == "openai-chat/C16" and answer.asked.named is not None:
             continue  # OpenAI itself finishes a named tool_choice with stop
-        if quirk == "openai-chat/T9" and aborted(answer):
+        if quirk.endswith("/T9") and aborted(answer):
             continue  # we stopped reading inside an event, not the route
-        if quirk == "openai-chat/C11":
+        if quirk in REPEATED:
             continue  # reported with the call it broke (arguments_json)
         if quirk in _HARMLESS:
             severity: Severity = "info"
@@ -83,7 +52,7 @@ def quirks(answer: StreamAnswer) -> list[RouteFinding]:
             parts.append(f"{finding.count} times")
         found.append(
             answer.finding(
-                CHECK_OF_QUIRK.get(quirk, "chunk_envelope"),
+                check_of_quirk.get(quirk, "chunk_envelope"),
                 severity,
                 title,
                 ", ".join(parts),

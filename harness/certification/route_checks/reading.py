@@ -15,6 +15,7 @@ from callstream.reference import Assembler, CallResult, Finding, SSEDecoder, SSE
 from ...core.case import line_spans
 from ...core.tools import parse_tools
 from ...corpus.cassette import Recording
+from ..wires import Wire, wire_of
 from ._text import parse_json
 from .findings import Profile
 
@@ -97,7 +98,7 @@ class StreamReading:
     """Why the reference could not read the stream to its end, if it could not."""
     error: tuple[int, DataEvent] | None
     """The number (from 1) and the event of the first event that carries an error: an
-    ``error`` event, or an error payload."""
+    ``error`` event, an error payload, or the dialect's failure (``response.failed``)."""
 
 
 NOT_READ = StreamReading((), (), 0, (), {}, {}, (), (), None, None)
@@ -106,11 +107,13 @@ NOT_READ = StreamReading((), (), 0, (), {}, {}, (), (), None, None)
 
 def read_stream(recording: Recording, profile: Profile) -> StreamReading:
     """Feed the streamed body of ``recording`` to the reference under ``profile`` (and, under
-    the strict profile, to a lenient assembler too), line by line."""
+    the strict profile, to a lenient assembler too), line by line, in the dialect it was
+    recorded in."""
     body = recording.body
+    wire = wire_of(recording.context)
     tools = parse_tools(recording.request.body.get("tools") or [])
-    assembler = Assembler(tools, profile=profile)
-    lenient = Assembler(tools) if profile == "strict" else None
+    assembler = Assembler(tools, profile=profile, dialect=wire.name)
+    lenient = Assembler(tools, dialect=wire.name) if profile == "strict" else None
     events, comments = events_of(recording)
     located: dict[tuple[str, int | None, int | None], Location] = {}
     released: dict[tuple[int, int], int] = {}
@@ -152,16 +155,18 @@ def read_stream(recording: Recording, profile: Profile) -> StreamReading:
             lenient_results + lenient.close() if lenient is not None else results
         ),
         failure=assembler.failure,
-        error=_first_error(events, payloads),
+        error=_first_error(events, payloads, wire),
     )
 
 
 def _first_error(
-    events: Sequence[DataEvent], payloads: Sequence[Any]
+    events: Sequence[DataEvent], payloads: Sequence[Any], wire: Wire
 ) -> tuple[int, DataEvent] | None:
     for number, (event, payload) in enumerate(zip(events, payloads, strict=True), 1):
-        if event.event == "error" or (
-            isinstance(payload, dict) and (payload.get("error") or payload.get("object") == "error")
+        if (
+            event.event == "error"
+            or (isinstance(payload, dict) and payload.get("error"))
+            or wire.is_error(payload)
         ):
             return number, event
     return None

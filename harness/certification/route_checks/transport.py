@@ -4,6 +4,7 @@ read to its end."""
 
 from __future__ import annotations
 
+from ..wires import qualified
 from ._text import content_type_of, error_message
 from .answer import Answer, StreamAnswer, an_event_stream
 from .findings import RouteFinding
@@ -117,7 +118,7 @@ def stream_errors(answer: StreamAnswer) -> list[RouteFinding]:
                 "error",
                 "the stream carried an error",
                 f"event {number}: {reading.failure or event.data}",
-                quirk="openai-chat/C26",
+                quirk=qualified(answer.wire, "C26"),
                 offset=event.offset,
                 excerpt=event.data,
             )
