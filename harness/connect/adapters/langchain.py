@@ -32,7 +32,6 @@ An error payload inside the stream raises the SDK's ``APIError`` through ``strea
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -45,6 +44,7 @@ from langchain_openai import ChatOpenAI
 from callstream.reference import Tool
 
 from ...core.declaration import Declaration
+from ._langchain_chunks import classified
 from .base import MESSAGES, TIMEOUT, HttpAdapter, call_result, function_tools, in_band_error
 
 __all__ = ["LangChain", "chat_openai"]
@@ -90,40 +90,11 @@ class LangChain(HttpAdapter):
                 )
                 for index, piece in enumerate(_merged(gathered))
             ]
-        return _classified(gathered)
+        return classified(gathered)
 
 
 def _merged(message: BaseMessageChunk | None) -> list[Any]:
     return list(message.tool_call_chunks) if isinstance(message, AIMessageChunk) else []
-
-
-def _classified(message: BaseMessageChunk | None) -> list[dict[str, Any]]:
-    """Each merged chunk with the entry the sum made of it. ``init_tool_calls`` sends the
-    chunks, in order, each to ``tool_calls`` or to ``invalid_tool_calls`` (the latter keeping
-    the chunk's name, text and id), so one walk over the chunks pairs every one with its entry:
-    text that parsed once parses again, so no ready chunk can match the next invalid entry."""
-    if not isinstance(message, AIMessageChunk):
-        return []
-    ready = iter(message.tool_calls)
-    invalid = deque(message.invalid_tool_calls)
-    results = []
-    for index, piece in enumerate(message.tool_call_chunks):
-        text = piece["args"]
-        if invalid and (invalid[0]["name"], invalid[0]["args"], invalid[0]["id"]) == (
-            piece["name"],
-            text,
-            piece["id"],
-        ):
-            bad = invalid.popleft()
-            results.append(
-                call_result(0, index, bad["id"], bad["name"], text, rejected="malformed_json")
-            )
-        else:
-            call = next(ready)
-            results.append(
-                call_result(0, index, call["id"], call["name"], text, arguments=call["args"])
-            )
-    return results
 
 
 chat_openai = LangChain()

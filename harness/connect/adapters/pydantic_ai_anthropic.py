@@ -41,21 +41,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import anthropic
-from pydantic import ValidationError
-from pydantic_ai import ModelRequest, ToolCallPart
-from pydantic_ai import Tool as AgentTool
-from pydantic_ai.direct import model_request_stream
 from pydantic_ai.exceptions import AgentRunError
-from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
-from pydantic_ai.tools import ToolDefinition
 
 from callstream.reference import Tool
 
 from ...core.declaration import Declaration
+from ._pydantic_ai_turn import agent_calls, streamed_turn
 from .anthropic_request import in_band_anthropic_error, origin
-from .base import MESSAGES, TIMEOUT, HttpAdapter, call_result, function_tools
+from .base import TIMEOUT, HttpAdapter
 
 __all__ = ["PydanticAIAnthropic", "anthropic_model"]
 
@@ -79,29 +74,8 @@ async def _assemble(base_url: str, model: str, tools: Sequence[Tool]) -> list[di
         base_url=origin(base_url), api_key="callstream", max_retries=0, timeout=TIMEOUT
     )
     claude = AnthropicModel(model, provider=AnthropicProvider(anthropic_client=client))
-    agent_tools = {
-        tool["function"]["name"]: AgentTool.from_schema(
-            _not_run,
-            name=tool["function"]["name"],
-            description=None,
-            json_schema=tool["function"]["parameters"],
-        )
-        for tool in function_tools(tools)
-    }
-    parameters = ModelRequestParameters(
-        function_tools=[
-            ToolDefinition(name=name, parameters_json_schema=tool.function_schema.json_schema)
-            for name, tool in agent_tools.items()
-        ]
-    )
-    messages = [ModelRequest.user_text_prompt(MESSAGES[0]["content"])]
     try:
-        async with model_request_stream(
-            claude, messages, model_request_parameters=parameters
-        ) as stream:
-            async for _ in stream:
-                pass
-            response = stream.get()
+        response, agent_tools = await streamed_turn(claude, tools)
     except AgentRunError as exc:
         cause = exc.__cause__
         if isinstance(cause, anthropic.APIConnectionError) or (
@@ -111,30 +85,7 @@ async def _assemble(base_url: str, model: str, tools: Sequence[Tool]) -> list[di
         return []
     finally:
         await client.close()
-    calls = [part for part in response.parts if isinstance(part, ToolCallPart)]
-    results = []
-    for index, part in enumerate(calls):
-        tool = agent_tools.get(part.tool_name)
-        if tool is None:
-            continue
-        validator = tool.function_schema.validator
-        try:
-            if isinstance(part.args, dict):
-                parsed = validator.validate_python(part.args)
-                text = part.args_as_json_str()
-            else:
-                text = part.args or "{}"
-                parsed = validator.validate_json(text)
-        except ValidationError:
-            continue
-        results.append(
-            call_result(0, index, part.tool_call_id, part.tool_name, text, arguments=parsed)
-        )
-    return results
-
-
-def _not_run(**arguments: Any) -> None:
-    raise AssertionError("the adapter runs no tool")  # the agent would call it; we never do
+    return agent_calls(response, agent_tools)
 
 
 anthropic_model = PydanticAIAnthropic()

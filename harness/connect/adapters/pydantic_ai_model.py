@@ -43,20 +43,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import openai
-from pydantic import ValidationError
-from pydantic_ai import ModelRequest, ToolCallPart
-from pydantic_ai import Tool as AgentTool
-from pydantic_ai.direct import model_request_stream
 from pydantic_ai.exceptions import AgentRunError
-from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
-from pydantic_ai.tools import ToolDefinition
 
 from callstream.reference import Tool
 
 from ...core.declaration import Declaration
-from .base import MESSAGES, TIMEOUT, HttpAdapter, call_result, function_tools
+from ._pydantic_ai_turn import agent_calls, streamed_turn
+from .base import TIMEOUT, HttpAdapter
 
 __all__ = ["PydanticAI", "chat_model"]
 
@@ -78,29 +73,8 @@ async def _assemble(base_url: str, model: str, tools: Sequence[Tool]) -> list[di
     )
     provider = OpenAIProvider(openai_client=client)
     chat = OpenAIChatModel(model, provider=provider)
-    agent_tools = {
-        tool["function"]["name"]: AgentTool.from_schema(
-            _not_run,
-            name=tool["function"]["name"],
-            description=None,
-            json_schema=tool["function"]["parameters"],
-        )
-        for tool in function_tools(tools)
-    }
-    parameters = ModelRequestParameters(
-        function_tools=[
-            ToolDefinition(name=name, parameters_json_schema=tool.function_schema.json_schema)
-            for name, tool in agent_tools.items()
-        ]
-    )
-    messages = [ModelRequest.user_text_prompt(MESSAGES[0]["content"])]
     try:
-        async with model_request_stream(
-            chat, messages, model_request_parameters=parameters
-        ) as stream:
-            async for _ in stream:
-                pass
-            response = stream.get()
+        response, agent_tools = await streamed_turn(chat, tools)
     except AgentRunError as exc:
         # An HTTP status or a connection failure is the emulator's or the harness's, never the
         # stream's: pydantic-ai maps it from the openai SDK's error, kept as the cause.
@@ -109,28 +83,7 @@ async def _assemble(base_url: str, model: str, tools: Sequence[Tool]) -> list[di
         return []
     finally:
         await client.close()
-    calls = [part for part in response.parts if isinstance(part, ToolCallPart)]
-    results = []
-    for index, part in enumerate(calls):
-        tool = agent_tools.get(part.tool_name)
-        if tool is None:
-            continue
-        validator = tool.function_schema.validator
-        try:
-            if isinstance(part.args, str):
-                parsed = validator.validate_json(part.args or "{}")
-            else:
-                parsed = validator.validate_python(part.args or {})
-        except ValidationError:
-            continue
-        results.append(
-            call_result(0, index, part.tool_call_id, part.tool_name, part.args, arguments=parsed)
-        )
-    return results
-
-
-def _not_run(**arguments: Any) -> None:
-    raise AssertionError("the adapter runs no tool")  # the agent would call it; we never do
+    return agent_calls(response, agent_tools)
 
 
 chat_model = PydanticAI()

@@ -216,7 +216,7 @@ def _events(spec: StreamSpec) -> Iterator[Event]:
         # As the API sends a message: its content part opened empty, the text's deltas, the
         # text restated, the part closed, then the item (openai-node's accumulator throws
         # on a text delta whose content part was never added).
-        text = {"item_id": "msg_0", "output_index": 0, "content_index": 0}
+        text: dict[str, Any] = {"item_id": "msg_0", "output_index": 0, "content_index": 0}
         empty = {"type": "output_text", "text": "", "annotations": []}
         part = {**empty, "text": noise.content}
         yield _event("response.output_item.added", output_index=0, item=message)
