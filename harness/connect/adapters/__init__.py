@@ -12,6 +12,14 @@ module, imported only when asked for, and needs its library installed
     http:litellm              litellm.completion(stream=True) + stream_chunk_builder()
     http:pydantic-ai          pydantic-ai OpenAIChatModel, model_request_stream(); ToolCallParts
     http:openai-agents        openai-agents OpenAIChatCompletionsModel.stream_response()
+
+and, reading the ``openai-responses`` dialect (``POST /v1/responses``)::
+
+    http:openai-responses            openai SDK, responses.stream() + get_final_response()
+    http:openai-responses-state      openai SDK, responses.create(stream=True) + ResponseStreamState
+    http:langchain-responses         langchain-openai ChatOpenAI(use_responses_api=True).stream()
+    http:litellm-responses           litellm.responses(stream=True)
+    http:openai-agents-responses     openai-agents OpenAIResponsesModel.stream_response()
 """
 
 from __future__ import annotations
@@ -59,6 +67,27 @@ ADAPTERS: dict[str, Adapter] = {
     "openai-agents": Adapter(
         "callstream.connect.adapters.openai_agents",
         "chat_completions_model",
+        "agents",
+        "openai-agents",
+    ),
+    "openai-responses": Adapter(
+        "callstream.connect.adapters.openai_responses", "responses_helper", "openai", "openai"
+    ),
+    "openai-responses-state": Adapter(
+        "callstream.connect.adapters.openai_responses", "responses_state", "openai", "openai"
+    ),
+    "langchain-responses": Adapter(
+        "callstream.connect.adapters.langchain_responses",
+        "chat_openai_responses",
+        "langchain_openai",
+        "langchain",
+    ),
+    "litellm-responses": Adapter(
+        "callstream.connect.adapters.litellm_responses", "responses", "litellm", "litellm"
+    ),
+    "openai-agents-responses": Adapter(
+        "callstream.connect.adapters.openai_agents_responses",
+        "responses_model",
         "agents",
         "openai-agents",
     ),
