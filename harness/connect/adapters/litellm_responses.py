@@ -22,7 +22,12 @@ calls it cut short are rejected ``stream_error``; it says only that the stream f
 that never completed has no calls to run, so the calls seen are rejected. The calls seen are
 those the events showed, each event's delta appended to its item's text, its done item kept.
 
-litellm stays offline and quiet (see ``http:litellm``).
+litellm asks for a whole response and makes the events itself ("fake stream",
+``should_fake_stream`` in ``llms/openai/responses/transformation.py``) for any model its cost map
+does not list as streaming natively, which is every model name of an OpenAI-compatible server
+it has not been told about: the adapter declares the model as a user of such a deployment does
+(``litellm.register_model`` with ``supports_native_streaming``, D69), so the stream reaches
+litellm's own reader. litellm stays offline and quiet (see ``http:litellm``).
 """
 
 from __future__ import annotations
@@ -50,6 +55,9 @@ __all__ = ["LiteLLMResponses", "responses"]
 litellm.suppress_debug_info = True
 litellm.telemetry = False
 
+_STREAMING = {"litellm_provider": "openai", "mode": "responses", "supports_native_streaming": True}
+"""What a user declares of a custom deployment (``model_info``) so litellm streams it."""
+
 
 class LiteLLMResponses(HttpAdapter):
     """``litellm.responses(stream=True)``; the ``response.completed`` event's calls."""
@@ -74,12 +82,19 @@ class LiteLLMResponses(HttpAdapter):
         if offered := responses_tools(tools):
             request["tools"] = offered
         seen = Snapshot()
-        stream = litellm.responses(**request)
+        # D69: litellm fakes the stream of a model its cost map does not list (a whole response
+        # asked for, events made from it); the deployment is declared as streaming natively.
+        known = f"openai/{model}"
+        litellm.register_model({known: _STREAMING})
         try:
-            for event in stream:
-                seen.see(event)
-        except openai.APIError:  # MidStreamFallbackError and every mapped provider error
-            return seen.refused("stream_error")
+            stream = litellm.responses(**request)  # a failed request raises here: not the stream's
+            try:
+                for event in stream:
+                    seen.see(event)
+            except openai.APIError:  # MidStreamFallbackError and every mapped provider error
+                return seen.refused("stream_error")
+        finally:
+            litellm.model_cost.pop(known, None)
         if seen.final is None:
             return seen.refused()
         return output_calls(seen.final.output or ())

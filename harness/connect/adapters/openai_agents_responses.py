@@ -4,7 +4,9 @@ The model an ``Agent`` runs on by default (``OpenAIResponsesModel``), given an O
 server as the SDK's docs show (``OpenAIResponsesModel(model=…, openai_client=AsyncOpenAI(
 base_url=…))``), streamed as ``Runner.run_streamed`` streams it: the Runner iterates
 ``model.stream_response(…)`` and takes the calls to run from the ``response.completed`` event's
-``response.output`` (its ``function_call`` and ``custom_tool_call`` items)::
+``response.output`` (its ``function_call`` and ``custom_tool_call`` items), or, where that output
+is empty, from the items of the ``output_item.done`` events it streamed
+(``run_internal/run_loop.py``)::
 
     model = OpenAIResponsesModel(model=name, openai_client=AsyncOpenAI(base_url=…))
     async for event in model.stream_response(None, prompt, ModelSettings(), tools, None, [], …):
@@ -14,8 +16,7 @@ base_url=…))``), streamed as ``Runner.run_streamed`` streams it: the Runner it
 
 Paths below are in the installed package (``agents/…``). ``OpenAIResponsesModel.stream_response``
 (``models/openai_responses.py``) passes the openai SDK's raw events through, keeps the completed
-response as it came (its ``output`` is what the Runner runs: the streamed items are not
-consulted), and after a ``response.failed``, ``response.incomplete`` or ``error`` event raises
+response as it came (the streamed items count only where its ``output`` is empty), and after a ``response.failed``, ``response.incomplete`` or ``error`` event raises
 ``ModelBehaviorError``, an ``AgentsException``: the SDK's refusal, which hands nothing back
 (D60). An ``error`` event nesting an ``error`` object raises the openai SDK's ``APIError``
 first: nothing either. The tools are offered as the SDK's ``FunctionTool`` (not strict) and
@@ -104,6 +105,7 @@ async def _assemble(base_url: str, model: str, tools: Sequence[Tool]) -> list[di
     )
     responses = OpenAIResponsesModel(model=model, openai_client=client)
     final = None
+    streamed: list[Any] = []
     try:
         async for event in responses.stream_response(
             None,
@@ -116,6 +118,8 @@ async def _assemble(base_url: str, model: str, tools: Sequence[Tool]) -> list[di
         ):
             if event.type == "response.completed":
                 final = event.response
+            elif event.type == "response.output_item.done":
+                streamed.append(event.item)
     except AgentsException:
         return []
     except openai.APIError as exc:
@@ -124,7 +128,12 @@ async def _assemble(base_url: str, model: str, tools: Sequence[Tool]) -> list[di
         return []
     finally:
         await client.close()
-    return output_calls(final.output if final is not None else ())
+    if final is None:
+        return []  # the run loop raises ModelBehaviorError: "Model did not produce a final response!"
+    # The run loop runs the completed response's output or, where that is empty, the items the
+    # stream finished (``run_internal/run_loop.py``: "Some streaming backends emit output items
+    # during item.done events while leaving the terminal response output empty").
+    return output_calls(final.output or streamed)
 
 
 responses_model = OpenAIAgentsResponses()
