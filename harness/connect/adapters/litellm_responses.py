@@ -87,7 +87,8 @@ class LiteLLMResponses(HttpAdapter):
         known = f"openai/{model}"
         litellm.register_model({known: _STREAMING})
         try:
-            stream = litellm.responses(**request)  # a failed request raises here: not the stream's
+            # A failed request raises here: the emulator's, not the stream's.
+            stream: Any = litellm.responses(**request)
             try:
                 for event in stream:
                     seen.see(event)
@@ -97,7 +98,8 @@ class LiteLLMResponses(HttpAdapter):
             litellm.model_cost.pop(known, None)
         if seen.final is None:
             return seen.refused()
-        return output_calls(seen.final.output or ())
+        # litellm's response model has no ``output`` when the event carries none: no calls.
+        return output_calls(getattr(seen.final, "output", None) or ())
 
 
 responses = LiteLLMResponses()

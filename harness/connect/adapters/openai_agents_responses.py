@@ -15,8 +15,9 @@ is empty, from the items of the ``output_item.done`` events it streamed
                 if item.type == "function_call": run(item.name, item.arguments)
 
 Paths below are in the installed package (``agents/…``). ``OpenAIResponsesModel.stream_response``
-(``models/openai_responses.py``) passes the openai SDK's raw events through, keeps the completed
-response as it came (the streamed items count only where its ``output`` is empty), and after a ``response.failed``, ``response.incomplete`` or ``error`` event raises
+(``models/openai_responses.py``) passes the openai SDK's raw events through, keeps the
+completed response as it came (the streamed items count only where its ``output`` is empty),
+and after a ``response.failed``, ``response.incomplete`` or ``error`` event raises
 ``ModelBehaviorError``, an ``AgentsException``: the SDK's refusal, which hands nothing back
 (D60). An ``error`` event nesting an ``error`` object raises the openai SDK's ``APIError``
 first: nothing either. The tools are offered as the SDK's ``FunctionTool`` (not strict) and
@@ -129,7 +130,7 @@ async def _assemble(base_url: str, model: str, tools: Sequence[Tool]) -> list[di
     finally:
         await client.close()
     if final is None:
-        return []  # the run loop raises ModelBehaviorError: "Model did not produce a final response!"
+        return []  # the run loop raises "Model did not produce a final response!"
     # The run loop runs the completed response's output or, where that is empty, the items the
     # stream finished (``run_internal/run_loop.py``: "Some streaming backends emit output items
     # during item.done events while leaving the terminal response output empty").

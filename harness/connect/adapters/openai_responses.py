@@ -99,7 +99,7 @@ def responses_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
 def output_calls(output: Iterable[Any], rejected: str | None = None) -> list[dict[str, Any]]:
     """The calls among a response's output items, in order: each ``function_call`` with its
     argument text, each ``custom_tool_call`` with its input, ``call_id`` their id."""
-    results = []
+    results: list[dict[str, Any]] = []
     for item in output:
         kind = _get(item, "type")
         if kind not in _CALL_ITEMS:
@@ -135,7 +135,7 @@ class Snapshot:
 
     def see(self, event: Any) -> None:
         """Take in one event the SDK handed the user."""
-        kind = event.type
+        kind = getattr(event, "type", None)  # litellm's GenericEvent may carry none
         if kind in ("response.output_item.added", "response.output_item.done"):
             item = event.item
             if item is not None:
