@@ -5,14 +5,11 @@ where the library is right, and the rule each really breaks where it is wrong.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import callstream.scenarios
-from callstream.cli import main
 from callstream.connect.adapters import ADAPTERS
 from callstream.connect.adapters.base import shared_emulator
 from callstream.connect.adapters.openai_responses import builtin_refusal, responses_tools
@@ -21,6 +18,7 @@ from callstream.core.case import CaseResult, run_case
 from callstream.core.declaration import Implementation
 from callstream.core.spec import Scenario, Splitting
 from callstream.corpus.scenario import load_scenarios
+from callstream.matrix.roster import roster
 from callstream.reference import Tool
 
 RESPONSES = [
@@ -84,14 +82,13 @@ def test_the_responses_adapters_are_registered_for_the_responses_dialect_only() 
     assert exposed["openai-agents-responses"] == {"arguments_text", "ids"}
 
 
-def test_tools_are_offered_in_the_responses_shape() -> None:
+def test_tools_are_offered_in_the_responses_shape(corpus: dict[str, Scenario]) -> None:
     """Function tools flat (name and parameters beside the type, not strict), custom tools with
     their format: the shape ``POST /v1/responses`` takes."""
     offered = responses_tools([Tool.custom("apply_patch", {"type": "text"})])
     assert offered == [{"type": "custom", "name": "apply_patch", "format": {"type": "text"}}]
     emulator = shared_emulator()
-    [weather] = [s for s in load_scenarios([CORPUS]).scenarios if s.id == "or-a-zurich-whole"]
-    judged("litellm-responses", weather)
+    judged("litellm-responses", corpus["or-a-zurich-whole"])
     request = emulator.requests[-1]
     assert request["stream"] is True  # litellm streams natively, not a faked stream (D69)
     assert request["tools"][0]["type"] == "function"
@@ -134,11 +131,13 @@ def test_the_openai_sdk_takes_the_calls_from_the_final_output(
     assert judged("openai-agents-responses", scenario).outcome == "passed"
 
 
-def test_the_openai_sdk_crashes_on_a_function_delta_for_a_message() -> None:
+def test_the_openai_sdk_crashes_on_a_function_delta_for_a_message(
+    corpus: dict[str, Scenario],
+) -> None:
     """The accumulator asserts that an arguments delta names a function call: an assert is no
     refusal (D68), so the AssertionError is the library's crash."""
-    scenario = {s.id: s for s in load_scenarios([CORPUS]).scenarios}["or-q-delta-for-message-item"]
-    assert broken(judged("openai-responses", scenario)) == {("no_crash", "V6")}
+    result = judged("openai-responses", corpus["or-q-delta-for-message-item"])
+    assert broken(result) == {("no_crash", "V6")}
 
 
 def test_langchain_splits_interleaved_calls_into_fragments(corpus: dict[str, Scenario]) -> None:
@@ -209,31 +208,9 @@ def test_only_a_deliberate_raise_of_the_named_file_is_a_refusal() -> None:
     assert not builtin_refusal(RuntimeError("never raised"), RuntimeError, here)
 
 
-@pytest.fixture
-def matrix_out(tmp_path: Path) -> Iterator[Path]:
-    yield tmp_path
-
-
-def test_the_matrix_runs_a_responses_adapter_on_the_responses_corpus(matrix_out: Path) -> None:
-    """``callstream matrix`` picks the adapter from the registry and judges it on the
-    openai-responses scenarios only (the chat ones are not applicable to it)."""
-    code = main(
-        [
-            "matrix",
-            "--adapters",
-            "openai-responses",
-            "-k",
-            "=or-l-single-call-completed,=oc-a-openai-single-call-fragmented",
-            "--out",
-            str(matrix_out),
-            "--jobs",
-            "1",
-        ]
-    )
-    assert code == 0
-    import json
-
-    index: dict[str, Any] = json.loads((matrix_out / "matrix.json").read_text())
-    [column] = index["columns"]
-    assert column["connectable"] == "http:openai-responses"
-    assert column["dialects"] == ["openai-responses"]
+def test_the_matrix_roster_lists_every_responses_adapter_as_runnable() -> None:
+    """``callstream matrix`` runs the registry's adapters: each Responses adapter is a column,
+    judged on the scenarios of the dialect it declares (tests/test_matrix.py runs the matrix)."""
+    entries = {entry.name: entry for entry in roster(Path("no-js-here"))}
+    for name in RESPONSES:
+        assert (entries[name].connectable, entries[name].missing) == (f"http:{name}", None)
