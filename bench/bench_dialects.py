@@ -9,6 +9,9 @@ every ``data:`` payload), the reference (``Assembler(dialect=…)``: decode, rou
 and validate against the tools' schemas), their ratio, and the reference's time per MB at two
 sizes, whose ratio shows whether the cost is linear in the stream's size. Times are the best
 process (CPU) time of several runs, the figure least disturbed by other load on the machine.
+A second table sets a client library's own accumulator (:data:`CONTENDERS`: openai-python's
+``ResponseStreamState`` on the Responses wire) against the reference on the same stream, after
+checking that it folds the planned calls.
 
     python -m bench.bench_dialects [--sizes 20000,200000] [--repeat 5]
 """
@@ -19,9 +22,10 @@ import argparse
 import json
 import random
 import sys
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
+from typing import Any
 
 from callstream.core.dialects import DIALECTS
 from callstream.core.rendering import render
@@ -78,6 +82,57 @@ def run_reference(dialect: str, chunks: Sequence[bytes]) -> list[CallResult]:
     return results
 
 
+@dataclass(frozen=True, slots=True)
+class Contender:
+    """A client library's own accumulator on one dialect's wire, behind the floor's line
+    splitting and ``json.loads``: ``run(chunks)`` returns (name, text) of each call it folds."""
+
+    name: str
+    run: Callable[[Sequence[bytes]], list[tuple[Any, Any]]]
+
+
+def responses_state() -> Contender | None:
+    """openai-python's Responses accumulator (``ResponseStreamState``, which its
+    ``responses.stream()`` helper folds every event with), each event built as the SDK's
+    ``Stream`` builds it (``construct_type``, no validation); the calls are the function calls
+    of the response its ``response.completed`` event carries. None without openai."""
+    try:
+        import openai
+        from openai._models import construct_type
+        from openai.lib.streaming.responses import ResponseStreamState
+        from openai.types.responses import ResponseStreamEvent
+    except ImportError:
+        return None
+    offered: Any = [
+        {"type": "function", "name": tool.name, "parameters": dict(tool.parameters or {})}
+        for tool in TOOLS
+    ]
+
+    def run(chunks: Sequence[bytes]) -> list[tuple[Any, Any]]:
+        state: Any = ResponseStreamState(input_tools=offered, text_format=openai.omit)
+        handle = state.handle_event
+        loads = json.loads
+        final: Any = None
+        tail = b""
+        for chunk in chunks:
+            lines = (tail + chunk).split(b"\n")
+            tail = lines.pop()
+            for line in lines:
+                if line.startswith(b"data: "):
+                    event = construct_type(type_=ResponseStreamEvent, value=loads(line[6:]))
+                    for fired in handle(event):
+                        if fired.type == "response.completed":
+                            final = fired.response
+        output = final.output if final is not None else []
+        return [(item.name, item.arguments) for item in output if item.type == "function_call"]
+
+    return Contender(f"openai {openai.__version__} ResponseStreamState", run)
+
+
+CONTENDERS: dict[str, Callable[[], Contender | None]] = {"openai-responses": responses_state}
+"""Each dialect's client-library contenders, measured on its wire beside the reference."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="20000,200000", help="argument bytes per call")
@@ -87,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("| dialect | per call | stream | floor | reference | × floor | reference ms/MB |")
     print("|---|--:|--:|--:|--:|--:|--:|")
     per_mb: dict[str, list[float]] = {}
+    contended: list[str] = []
     for size in sizes:
         base = plan(size)
         for dialect in DIALECTS:
@@ -103,6 +159,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"{dialect}: the reference did not hand back the planned calls", file=sys.stderr
                 )
                 return 1
+            contender = CONTENDERS[dialect]() if dialect in CONTENDERS else None
+            if contender is not None:
+                theirs, calls = measure(partial(contender.run, chunks), args.repeat, 30.0)
+                if calls != [(p.name, p.arguments) for p in plans]:
+                    print(f"{contender.name}: not the planned calls", file=sys.stderr)
+                    return 1
+                contended.append(
+                    f"| {contender.name} | {dialect} | {size:,} bytes | {cpu(theirs) * 1000:.1f} ms"
+                    f" | {cpu(timing) * 1000:.1f} ms | {cpu(theirs) / cpu(timing):.2f} |"
+                )
             mb = len(body) / MB
             per_mb.setdefault(dialect, []).append(cpu(timing) * 1000 / mb)
             print(
@@ -110,6 +176,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f" | {cpu(timing) * 1000:.1f} ms | {cpu(timing) / cpu(floor):.2f}"
                 f" | {cpu(timing) * 1000 / mb:.0f} |"
             )
+    if contended:
+        print()
+        print("| contender | wire | per call | contender | reference | × reference |")
+        print("|---|---|--:|--:|--:|--:|")
+        print("\n".join(contended))
     if len(sizes) > 1:
         print()
         for dialect, figures in per_mb.items():

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import callstream.scenarios
+from bench import bench_dialects
 from callstream.connect.adapters import ADAPTERS
 from callstream.connect.adapters.base import shared_emulator
 from callstream.connect.adapters.openai_responses import builtin_refusal, responses_tools
@@ -214,3 +215,13 @@ def test_the_matrix_roster_lists_every_responses_adapter_as_runnable() -> None:
     entries = {entry.name: entry for entry in roster(Path("no-js-here"))}
     for name in RESPONSES:
         assert (entries[name].connectable, entries[name].missing) == (f"http:{name}", None)
+
+
+def test_the_bench_sets_openai_pythons_responses_accumulator_beside_the_reference(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``python -m bench.bench_dialects`` folds the planned calls with openai-python's
+    ResponseStreamState on the Responses wire (it exits 1 otherwise) and gives it a row."""
+    assert bench_dialects.main(["--sizes", "2000", "--repeat", "1"]) == 0
+    [row] = [line for line in capsys.readouterr().out.splitlines() if "ResponseStreamState" in line]
+    assert row.split(" | ")[1:3] == ["openai-responses", "2,000 bytes"]
