@@ -18,7 +18,11 @@ Paths below are in the installed packages. ``_convert_responses_chunk_to_generat
 ``function_call_arguments.done`` and a function call's ``output_item.done``, so the text is the
 added arguments and the deltas, whatever the restatements say. A custom tool call is one chunk,
 made at its ``output_item.done``, its input wrapped as ``{"__arg1": input}``: the adapter hands
-it back as a custom call with that input. The sum then parses each call as ``http:langchain``
+it back as a custom call with that input. Calls are numbered in the order langchain lists
+them: a custom call comes where its ``output_item.done`` came, which may be after a function
+call that began later; langchain's chunks keep no trace of the item's first appearance, so the
+adapter cannot renumber it as D16 asks (``or-r-parallel-custom-and-function`` judges the two
+calls against each other's expectations). The sum then parses each call as ``http:langchain``
 describes (``tool_calls`` ready with langchain's parse, ``invalid_tool_calls`` rejected
 ``malformed_json``). ``response.completed`` and ``response.incomplete`` alike end the message
 (only usage and metadata are taken from them): nothing acts on an incomplete response.
