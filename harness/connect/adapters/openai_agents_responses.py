@@ -26,12 +26,13 @@ first: nothing either. The tools are offered as the SDK's ``FunctionTool`` (not 
 Observables, as for ``http:openai-agents`` (D62, D63): each call item of the completed response
 with its ``call_id`` and text (the Runner hands the text to the tool unparsed); a refused call
 leaves no trace, so ``status``, ``reason`` and ``arguments`` are not observable. Tracing is
-switched off: nothing leaves the machine.
+switched off: nothing leaves the machine, and the SDK's log of each refused stream is quiet.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -58,6 +59,8 @@ from .openai_responses import RESPONSES, output_calls, responses_tools
 __all__ = ["OpenAIAgentsResponses", "responses_model"]
 
 set_tracing_disabled(True)
+# The model logs every refused stream ("Error streaming response"); the verdict says it already.
+logging.getLogger("openai.agents").setLevel(logging.CRITICAL)
 
 
 class OpenAIAgentsResponses(HttpAdapter):
