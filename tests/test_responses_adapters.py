@@ -5,6 +5,7 @@ where the library is right, and the rule each really breaks where it is wrong.""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from callstream.connect.adapters.openai_responses import builtin_refusal, respon
 from callstream.connect.connectables import load_implementation
 from callstream.core.case import CaseResult, run_case
 from callstream.core.declaration import Implementation
+from callstream.core.rendering import render
 from callstream.core.spec import Scenario, Splitting
 from callstream.corpus.scenario import load_scenarios
 from callstream.matrix.roster import roster
@@ -217,11 +219,13 @@ def test_the_matrix_roster_lists_every_responses_adapter_as_runnable() -> None:
         assert (entries[name].connectable, entries[name].missing) == (f"http:{name}", None)
 
 
-def test_the_bench_sets_openai_pythons_responses_accumulator_beside_the_reference(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """``python -m bench.bench_dialects`` folds the planned calls with openai-python's
-    ResponseStreamState on the Responses wire (it exits 1 otherwise) and gives it a row."""
-    assert bench_dialects.main(["--sizes", "2000", "--repeat", "1"]) == 0
-    [row] = [line for line in capsys.readouterr().out.splitlines() if "ResponseStreamState" in line]
-    assert row.split(" | ")[1:3] == ["openai-responses", "2,000 bytes"]
+def test_the_bench_folds_the_planned_calls_with_openai_pythons_responses_accumulator() -> None:
+    """``python -m bench.bench_dialects`` times openai-python's ResponseStreamState on the
+    Responses wire beside the reference, once it folds exactly the planned calls."""
+    contender = bench_dialects.CONTENDERS["openai-responses"]()
+    assert contender is not None
+    spec = replace(bench_dialects.plan(500), dialect="openai-responses")
+    body = render(spec).data
+    chunks = [body[i : i + 4096] for i in range(0, len(body), 4096)]
+    assert contender.run(chunks) == [(call.name, call.arguments) for call in spec.calls]
+    assert "ResponseStreamState" in contender.name
