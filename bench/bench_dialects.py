@@ -126,8 +126,40 @@ def anthropic_accumulator() -> tuple[Contender | None, str]:
     return run, f"anthropic {anthropic.__version__} accumulate_event"
 
 
+def responses_state() -> tuple[Contender | None, str]:
+    """openai-python's Responses accumulator (``ResponseStreamState``, which its
+    ``responses.stream()`` helper folds every event with), each event built as the SDK's
+    ``Stream`` builds it (``construct_type``, no validation); the calls are the function calls
+    of the response its ``response.completed`` event carries."""
+    try:
+        import openai
+        from openai._models import construct_type
+        from openai.lib.streaming.responses import ResponseStreamState
+        from openai.types.responses import ResponseStreamEvent
+    except ImportError as exc:
+        return None, f"openai not importable ({exc})"
+    offered: Any = [
+        {"type": "function", "name": tool.name, "parameters": dict(tool.parameters or {})}
+        for tool in TOOLS
+    ]
+
+    def run(chunks: Sequence[bytes]) -> list[tuple[str, Any]]:
+        state: Any = ResponseStreamState(input_tools=offered, text_format=openai.omit)
+        final: Any = None
+        for payload in data_payloads(chunks):
+            event = construct_type(type_=ResponseStreamEvent, value=payload)
+            for fired in state.handle_event(event):
+                if fired.type == "response.completed":
+                    final = fired.response
+        output = final.output if final is not None else []
+        return [(item.name, item.arguments) for item in output if item.type == "function_call"]
+
+    return run, f"openai {openai.__version__} ResponseStreamState"
+
+
 CONTENDERS: dict[str, Callable[[], tuple[Contender | None, str]]] = {
     "anthropic-messages": anthropic_accumulator,
+    "openai-responses": responses_state,
 }
 """Each dialect's contenders' factories: (the run or None, a note naming it or why not)."""
 

@@ -31,3 +31,15 @@ def test_the_anthropic_sdks_accumulator_is_a_contender_on_its_wire(
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if "accumulate_event | anthropic-messages" in line]
     assert [row.split(" | ")[2] for row in rows] == ["500 B"]
+
+
+def test_openai_pythons_responses_state_is_a_contender_on_its_wire(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """ResponseStreamState folds the same Responses stream and hands back the planned calls
+    (the bench exits 1 otherwise), with a row beside the reference."""
+    pytest.importorskip("openai")
+    assert main(["--sizes", "500", "--repeat", "1", "--contender-max-size", "500"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if "ResponseStreamState | openai-responses" in line]
+    assert [row.split(" | ")[2] for row in rows] == ["500 B"]

@@ -3,7 +3,7 @@
 ``http:<name>`` names an adapter of this registry. Each reproduces one user code path of its
 library (its module's docstring quotes the library's own documentation of it), lives in its own
 module, imported only when asked for, and needs its library installed
-(``pip install 'callstream[<extra>]'``)::
+(``pip install 'callstream[<extra>]'``). Reading the ``openai-chat`` dialect::
 
     http:openai               openai SDK, chat.completions.stream() + get_final_completion()
     http:openai-state         openai SDK, create(stream=True) + ChatCompletionStreamState
@@ -12,11 +12,22 @@ module, imported only when asked for, and needs its library installed
     http:litellm              litellm.completion(stream=True) + stream_chunk_builder()
     http:pydantic-ai          pydantic-ai OpenAIChatModel, model_request_stream(); ToolCallParts
     http:openai-agents        openai-agents OpenAIChatCompletionsModel.stream_response()
+
+reading the ``anthropic-messages`` dialect (``POST /v1/messages``)::
+
     http:anthropic            anthropic SDK, messages.stream() + get_final_message()
     http:anthropic-accumulator  anthropic SDK, create(stream=True) + accumulate_event()
     http:langchain-anthropic  langchain-anthropic ChatAnthropic.stream(), chunks summed with +
     http:litellm-anthropic    litellm.completion("anthropic/…", stream=True) + stream_chunk_builder
     http:pydantic-ai-anthropic  pydantic-ai AnthropicModel, model_request_stream(); ToolCallParts
+
+and, reading the ``openai-responses`` dialect (``POST /v1/responses``)::
+
+    http:openai-responses            openai SDK, responses.stream() + get_final_response()
+    http:openai-responses-state      openai SDK, responses.create(stream=True) + ResponseStreamState
+    http:langchain-responses         langchain-openai ChatOpenAI(use_responses_api=True).stream()
+    http:litellm-responses           litellm.responses(stream=True)
+    http:openai-agents-responses     openai-agents OpenAIResponsesModel.stream_response()
 """
 
 from __future__ import annotations
@@ -90,6 +101,27 @@ ADAPTERS: dict[str, Adapter] = {
         "anthropic_model",
         "pydantic_ai",
         "pydantic-ai-anthropic",
+    ),
+    "openai-responses": Adapter(
+        "callstream.connect.adapters.openai_responses", "responses_helper", "openai", "openai"
+    ),
+    "openai-responses-state": Adapter(
+        "callstream.connect.adapters.openai_responses", "responses_state", "openai", "openai"
+    ),
+    "langchain-responses": Adapter(
+        "callstream.connect.adapters.langchain_responses",
+        "chat_openai_responses",
+        "langchain_openai",
+        "langchain",
+    ),
+    "litellm-responses": Adapter(
+        "callstream.connect.adapters.litellm_responses", "responses", "litellm", "litellm"
+    ),
+    "openai-agents-responses": Adapter(
+        "callstream.connect.adapters.openai_agents_responses",
+        "responses_model",
+        "agents",
+        "openai-agents",
     ),
 }
 """Every ``http:`` adapter, by name."""
