@@ -5,20 +5,17 @@ where the library is right, and the rule each really breaks where it is wrong.""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 import callstream.scenarios
-from bench import bench_dialects
 from callstream.connect.adapters import ADAPTERS
 from callstream.connect.adapters.base import shared_emulator
 from callstream.connect.adapters.openai_responses import builtin_refusal, responses_tools
 from callstream.connect.connectables import load_implementation
 from callstream.core.case import CaseResult, run_case
 from callstream.core.declaration import Implementation
-from callstream.core.rendering import render
 from callstream.core.spec import Scenario, Splitting
 from callstream.corpus.scenario import load_scenarios
 from callstream.matrix.roster import roster
@@ -217,15 +214,3 @@ def test_the_matrix_roster_lists_every_responses_adapter_as_runnable() -> None:
     entries = {entry.name: entry for entry in roster(Path("no-js-here"))}
     for name in RESPONSES:
         assert (entries[name].connectable, entries[name].missing) == (f"http:{name}", None)
-
-
-def test_the_bench_folds_the_planned_calls_with_openai_pythons_responses_accumulator() -> None:
-    """``python -m bench.bench_dialects`` times openai-python's ResponseStreamState on the
-    Responses wire beside the reference, once it folds exactly the planned calls."""
-    contender = bench_dialects.CONTENDERS["openai-responses"]()
-    assert contender is not None
-    spec = replace(bench_dialects.plan(500), dialect="openai-responses")
-    body = render(spec).data
-    chunks = [body[i : i + 4096] for i in range(0, len(body), 4096)]
-    assert contender.run(chunks) == [(call.name, call.arguments) for call in spec.calls]
-    assert "ResponseStreamState" in contender.name

@@ -49,8 +49,9 @@ from langchain_openai import ChatOpenAI
 from callstream.reference import Tool
 
 from ...core.declaration import Declaration
+from ._langchain_chunks import classified
 from .base import MESSAGES, TIMEOUT, HttpAdapter, call_result, custom_result, in_band_error
-from .langchain import _classified, _merged
+from .langchain import _merged
 from .openai_responses import RESPONSES, builtin_refusal, responses_tools
 
 __all__ = ["LangChainResponses", "chat_openai_responses"]
@@ -103,7 +104,7 @@ class LangChainResponses(HttpAdapter):
                     for index, piece in enumerate(_merged(gathered))
                 )
             ]
-        return [_custom(result, custom) for result in _classified(gathered)]
+        return [_custom(result, custom) for result in classified(gathered)]
 
 
 def _custom(result: dict[str, Any], custom: set[str]) -> dict[str, Any]:
