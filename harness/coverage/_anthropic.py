@@ -146,16 +146,16 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
             if key not in open_blocks:
                 features.add("anthropic.unknown-block-delta")
                 continue
-            number = open_blocks[key]
-            if number is None or delta.get("type") != "input_json_delta":
+            owner = open_blocks[key]
+            if owner is None or delta.get("type") != "input_json_delta":
                 continue
             piece = delta.get("partial_json")
             text = piece if isinstance(piece, str) else None
             if text == "":
                 features.add("anthropic.empty-partial-json")
-            calls[number].deltas.append(Delta(index=index, arguments=text))
+            calls[owner].deltas.append(Delta(index=index, arguments=text))
             if text:
-                order.append(number)
+                order.append(owner)
         elif kind == "content_block_stop":
             key = index if index is not ABSENT else last
             if open_blocks.pop(key, ABSENT) is ABSENT:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 from ..core.spec import StreamSpec
@@ -162,15 +163,13 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         features.add("terminal.none")
         if not errors:
             features.add("end.bare-eof")
-    if any(b <= a for a, b in zip(sequence, sequence[1:], strict=False)) or any(
-        b > a + 1 for a, b in zip(sequence, sequence[1:], strict=False)
-    ):
+    if any(b != a + 1 for a, b in pairwise(sequence)):
         features.add("responses.sequence-gap")
     indices = sorted({index for index in item_index.values() if isinstance(index, int)})
     if indices and indices != list(range(len(indices))):
         features.add("index.gap")
     features |= call_features(calls, order, spec.tools)
-    for number, call in enumerate(calls):
+    for number in range(len(calls)):
         features |= argument_features(texts.get(number, []))
     return features
 
