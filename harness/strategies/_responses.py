@@ -61,8 +61,15 @@ def _transports(draw: st.DrawFn) -> Transport:
         space=not draw(rarely(30)),
         bom=draw(rarely(30)),
         multiline=draw(rarely(20)),
+        unnamed=draw(rarely(20)),
+        empty_data=draw(rarely(20)),
+        bare_event=draw(rarely(20)),
+        trailing_space=draw(rarely(20)),
     )
     label_draw(f"transport: newline {transport.newline}")
+    for knob in ("unnamed", "empty_data", "bare_event", "trailing_space"):
+        if getattr(transport, knob):
+            label_draw(f"transport: {knob}")
     return transport
 
 

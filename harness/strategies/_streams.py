@@ -144,9 +144,12 @@ def _transports(draw: st.DrawFn) -> Transport:
         bom=draw(rarely(30)),
         event_lines=draw(rarely(20)),
         multiline=draw(rarely(20)),
+        empty_data=draw(rarely(20)),
+        bare_event=draw(rarely(20)),
+        trailing_space=draw(rarely(20)),
     )
     label_draw(f"transport: newline {transport.newline}")
-    for knob in ("bom", "event_lines", "multiline"):
+    for knob in ("bom", "event_lines", "multiline", "empty_data", "bare_event", "trailing_space"):
         if getattr(transport, knob):
             label_draw(f"transport: {knob}")
     if not transport.space:
