@@ -93,8 +93,10 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         if not isinstance(payload, dict) or not event.dispatched:
             continue
         kind = payload.get("type")
-        features.add("sse.no-event-lines" if event.name is None else "sse.event-lines")
-        if event.name is not None and event.name != kind:
+        # ``event: message`` is what no event: line means (SSE's default event type).
+        unnamed = event.name in (None, "message")
+        features.add("sse.no-event-lines" if unnamed else "sse.event-lines")
+        if not unnamed and event.name != kind:
             features.add("sse.event-mismatch")
         if stopped:
             features.add("end.after-message-stop")

@@ -91,7 +91,7 @@ def _cut_short(draw: st.DrawFn, plan: CallPlan) -> CallPlan:
 
 @st.composite
 def _endings(draw: st.DrawFn) -> Ending:
-    if not draw(rarely(45)):
+    if not draw(rarely(60)):
         return Ending()
     finish = draw(st.sampled_from(_FINISHES))
     error: Literal["event"] | None = "event" if draw(rarely(10)) else None
