@@ -100,7 +100,7 @@ class FeatureTally:
 
     def table(self, *, floor: float = 0.01) -> str:
         """A table for people: per dialect, each feature's count and share, those under
-        ``floor`` marked, then how many fell under it."""
+        ``floor`` marked ``<`` and those never seen ``-``, then how many of each."""
         lines: list[str] = []
         for dialect in FEATURES:
             seen = self.streams[dialect]
@@ -110,9 +110,13 @@ class FeatureTally:
             width = max(len(item.id) for item, _, _ in rows)
             lines.append(f"{dialect}: {seen} streams")
             for item, count, share in rows:
-                mark = "  <" if share < floor else ""
+                mark = "  -" if not count else "  <" if share < floor else ""
                 serves = ", ".join(item.serves)
                 lines.append(f"  {item.id:<{width}} {count:>6} {share:>7.1%}  [{serves}]{mark}")
-            under = sum(share < floor for _, _, share in rows)
-            lines.append(f"  {under} of {len(rows)} features under {floor:.0%} (marked <)")
+            unseen = sum(not count for _, count, _ in rows)
+            under = sum(share < floor for _, count, share in rows if count)
+            lines.append(
+                f"  {len(rows)} features: {unseen} never seen (-), {under} more under "
+                f"{floor:.0%} (<)"
+            )
         return "\n".join(lines)
