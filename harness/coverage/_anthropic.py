@@ -10,7 +10,7 @@ from typing import Any
 from ..core.spec import StreamSpec
 from ._calls import ABSENT, CallTrace, Delta, argument_features, call_features
 from ._sse import DONE, WireEvent
-from ._table import ARGUMENT_FEATURES, CALL_FEATURES, TRANSPORT_FEATURES, Feature, feature
+from ._table import ARGUMENT_FEATURES, CALL_FEATURES, TRANSPORT_FEATURES, Feature, feature, table_of
 
 __all__ = ["FEATURES", "classify"]
 
@@ -43,32 +43,39 @@ _ONCE = frozenset(
 its index is its block's."""
 _DELTAS = frozenset({"text_delta", "input_json_delta", "thinking_delta", "signature_delta"})
 
-FEATURES: tuple[Feature, ...] = (
-    *TRANSPORT_FEATURES,
-    feature("sse.event-lines", "every event with its `event:` line", "T3"),
-    feature("sse.no-event-lines", "events without an `event:` line", "T3", "T7"),
-    feature("sse.event-mismatch", "an `event:` name that is not the data's `type`", "T8"),
-    *(known for known in CALL_FEATURES if known.id not in _ONCE),
-    *ARGUMENT_FEATURES,
-    feature("anthropic.no-message-start", "no `message_start`", "A3"),
-    feature("anthropic.ping", "`ping` events", "A4"),
-    feature("anthropic.text-block", "a text block before the calls", "A5"),
-    feature("anthropic.input-in-start", "a tool_use input in `content_block_start`", "A6"),
-    feature("anthropic.input-only-in-start", "an input in the start alone, no deltas", "A6"),
-    feature("anthropic.empty-partial-json", 'an `input_json_delta` with `partial_json: ""`', "A4"),
-    feature("anthropic.unstopped-block", "a tool_use block that never gets its stop", "C5", "A2"),
-    feature("anthropic.unknown-block-delta", "a delta for a block not open", "A3"),
-    feature("anthropic.unknown-event", "an event type Anthropic does not document", "A4"),
-    feature("anthropic.unknown-delta", "a delta type Anthropic does not document", "A4"),
-    *(feature(f"stop.{reason}", f"`stop_reason: {reason}`", "C1", "C3") for reason in _STOPS),
-    feature("stop.other", "a stop reason outside Anthropic's set", "C3"),
-    feature("stop.none", "no `message_delta` with a stop reason", "C2", "C3"),
-    feature("end.message-stop", "`message_stop`", "C1"),
-    feature("end.no-message-stop", "no `message_stop`: the stream just ends", "C2", "C24"),
-    feature("end.after-message-stop", "events after `message_stop`", "C1"),
-    feature("error.event", "an `error` event", "T4", "A2"),
-    feature("end.bare-eof", "EOF with no stop reason, no `message_stop` and no error", "C2"),
-    feature("done.present", "a `[DONE]` line, which Anthropic never sends", "T4"),
+FEATURES: tuple[Feature, ...] = table_of(
+    "anthropic-messages",
+    (
+        *TRANSPORT_FEATURES,
+        feature("sse.event-lines", "every event with its `event:` line", "T3"),
+        feature("sse.no-event-lines", "events without an `event:` line", "T3", "T7"),
+        feature("sse.event-mismatch", "an `event:` name that is not the data's `type`", "T8"),
+        *(known for known in CALL_FEATURES if known.id not in _ONCE),
+        *ARGUMENT_FEATURES,
+        feature("anthropic.no-message-start", "no `message_start`", "A3"),
+        feature("anthropic.ping", "`ping` events", "A4"),
+        feature("anthropic.text-block", "a text block before the calls", "A5"),
+        feature("anthropic.input-in-start", "a tool_use input in `content_block_start`", "A6"),
+        feature("anthropic.input-only-in-start", "an input in the start alone, no deltas", "A6"),
+        feature(
+            "anthropic.empty-partial-json", 'an `input_json_delta` with `partial_json: ""`', "A4"
+        ),
+        feature(
+            "anthropic.unstopped-block", "a tool_use block that never gets its stop", "C5", "A2"
+        ),
+        feature("anthropic.unknown-block-delta", "a delta for a block not open", "A3"),
+        feature("anthropic.unknown-event", "an event type Anthropic does not document", "A4"),
+        feature("anthropic.unknown-delta", "a delta type Anthropic does not document", "A4"),
+        *(feature(f"stop.{reason}", f"`stop_reason: {reason}`", "C1", "C3") for reason in _STOPS),
+        feature("stop.other", "a stop reason outside Anthropic's set", "C3"),
+        feature("stop.none", "no `message_delta` with a stop reason", "C2", "C3"),
+        feature("end.message-stop", "`message_stop`", "C1"),
+        feature("end.no-message-stop", "no `message_stop`: the stream just ends", "C2", "C24"),
+        feature("end.after-message-stop", "events after `message_stop`", "C1"),
+        feature("error.event", "an `error` event", "T4", "A2"),
+        feature("end.bare-eof", "EOF with no stop reason, no `message_stop` and no error", "C2"),
+        feature("done.present", "a `[DONE]` line, which Anthropic never sends", "T4"),
+    ),
 )
 """Every feature an anthropic-messages stream may show."""
 

@@ -10,58 +10,63 @@ from typing import Any
 from ..core.spec import StreamSpec
 from ._calls import ABSENT, CallTrace, Delta, argument_features, call_features
 from ._sse import DONE, WireEvent
-from ._table import ARGUMENT_FEATURES, CALL_FEATURES, TRANSPORT_FEATURES, Feature, feature
+from ._table import ARGUMENT_FEATURES, CALL_FEATURES, TRANSPORT_FEATURES, Feature, feature, table_of
 
 __all__ = ["FEATURES", "classify"]
 
 _MARKUP = ("<tool_call>", "[TOOL_CALLS]", "<|tool_call|>")
 _FINISHES = ("tool_calls", "stop", "length", "function_call", "content_filter", "error")
 
-FEATURES: tuple[Feature, ...] = (
-    *TRANSPORT_FEATURES,
-    feature("sse.event-lines", "`event:` lines, which Chat Completions never sends", "T3"),
-    *CALL_FEATURES,
-    *ARGUMENT_FEATURES,
-    feature("chat.role-absent", "no delta with `role`", "A4"),
-    feature("chat.role-repeated", "`role` on more than one delta of a choice", "A3", "C29"),
-    feature("chat.content", "text content in a delta", "A2"),
-    feature("chat.content-empty", '`content: ""` in a delta', "A4"),
-    feature("chat.content-null", "`content: null` in a delta", "A4"),
-    feature("chat.content-markup", "tool-call markup in the text content", "C31"),
-    feature("chat.text-and-tool", "text and a tool call in one delta", "A2", "C19"),
-    feature("chat.calls-in-one-delta", "two tool calls or more in one delta", "C8"),
-    feature("chat.null-call-field", "a tool call field sent as null", "A4"),
-    feature("chat.type-repeated", "`type: function` on more than one delta of a call", "C4"),
-    feature("chat.header-arguments", "arguments in the delta that opens the call", "C9"),
-    feature("chat.arguments-as-value", "arguments sent as a JSON value, not a string", "C32"),
-    feature("chat.snapshots", "each fragment repeats the text so far (snapshots)", "C10"),
-    feature("chat.extra-content", "provider data (`extra_content`) on a call", "C28"),
-    feature("chat.legacy-function-call", "the legacy `delta.function_call`", "C27"),
-    feature("chat.custom-call", "a custom tool call (`type: custom`)", "A2"),
-    feature("chat.choices", "more than one choice", "A7"),
-    feature("chat.delta-missing", "a choice without `delta`", "C22"),
-    feature("chat.usage-chunk", "a usage chunk with `choices: []`", "C23"),
-    feature("chat.usage-every", "usage on chunks that carry choices", "C23"),
-    feature("chat.empty-first", "a first chunk with `choices: []`", "C21"),
-    *(
-        feature(f"finish.{reason}", f"`finish_reason: {reason}`", "C1", "C3")
-        for reason in _FINISHES
+FEATURES: tuple[Feature, ...] = table_of(
+    "openai-chat",
+    (
+        *TRANSPORT_FEATURES,
+        feature("sse.event-lines", "`event:` lines, which Chat Completions never sends", "T3"),
+        *CALL_FEATURES,
+        *ARGUMENT_FEATURES,
+        feature("chat.role-absent", "no delta with `role`", "A4"),
+        feature("chat.role-repeated", "`role` on more than one delta of a choice", "A3", "C29"),
+        feature("chat.content", "text content in a delta", "A2"),
+        feature("chat.content-empty", '`content: ""` in a delta', "A4"),
+        feature("chat.content-null", "`content: null` in a delta", "A4"),
+        feature("chat.content-markup", "tool-call markup in the text content", "C31"),
+        feature("chat.text-and-tool", "text and a tool call in one delta", "A2", "C19"),
+        feature("chat.calls-in-one-delta", "two tool calls or more in one delta", "C8"),
+        feature("chat.null-call-field", "a tool call field sent as null", "A4"),
+        feature("chat.type-repeated", "`type: function` on more than one delta of a call", "C4"),
+        feature("chat.header-arguments", "arguments in the delta that opens the call", "C9"),
+        feature("chat.arguments-as-value", "arguments sent as a JSON value, not a string", "C32"),
+        feature("chat.snapshots", "each fragment repeats the text so far (snapshots)", "C10"),
+        feature("chat.extra-content", "provider data (`extra_content`) on a call", "C28"),
+        feature("chat.legacy-function-call", "the legacy `delta.function_call`", "C27"),
+        feature("chat.custom-call", "a custom tool call (`type: custom`)", "A2"),
+        feature("chat.choices", "more than one choice", "A7"),
+        feature("chat.delta-missing", "a choice without `delta`", "C22"),
+        feature("chat.usage-chunk", "a usage chunk with `choices: []`", "C23"),
+        feature("chat.usage-every", "usage on chunks that carry choices", "C23"),
+        feature("chat.empty-first", "a first chunk with `choices: []`", "C21"),
+        *(
+            feature(f"finish.{reason}", f"`finish_reason: {reason}`", "C1", "C3")
+            for reason in _FINISHES
+        ),
+        feature("finish.other", "a finish reason outside OpenAI's set", "C3", "C33"),
+        feature("finish.none", "a choice that never finishes", "C2", "C25"),
+        feature(
+            "finish.with-delta", "the finish reason in the chunk of the last tool delta", "C19"
+        ),
+        feature("after.usage-chunk", "a chunk of the choice after its finish, no finish", "C20"),
+        feature("after.duplicate-finish", "a second finish reason for a choice", "C20"),
+        feature("after.late-delta", "a tool delta after the choice's finish", "C20"),
+        feature("error.nested", 'an in-band `{"error": {...}}`', "T4", "C26"),
+        feature("error.flat", 'an in-band `{"object": "error"}`', "T4", "C26"),
+        feature("error.finish", "an error with `finish_reason: error` (OpenRouter)", "C26", "C33"),
+        feature("error.event", "an `event: error`", "T4", "C26"),
+        feature("done.present", "`data: [DONE]`", "T4"),
+        feature("done.absent", "no `[DONE]`: the stream just ends", "C2", "C24"),
+        feature("done.without-finish", "`[DONE]` while a choice has not finished", "C2", "C3"),
+        feature("done.not-last", "events after `[DONE]`", "T4"),
+        feature("end.bare-eof", "EOF with no finish, no `[DONE]` and no error", "C2", "C25"),
     ),
-    feature("finish.other", "a finish reason outside OpenAI's set", "C3", "C33"),
-    feature("finish.none", "a choice that never finishes", "C2", "C25"),
-    feature("finish.with-delta", "the finish reason in the chunk of the last tool delta", "C19"),
-    feature("after.usage-chunk", "a chunk of the choice after its finish, no finish", "C20"),
-    feature("after.duplicate-finish", "a second finish reason for a choice", "C20"),
-    feature("after.late-delta", "a tool delta after the choice's finish", "C20"),
-    feature("error.nested", 'an in-band `{"error": {...}}`', "T4", "C26"),
-    feature("error.flat", 'an in-band `{"object": "error"}`', "T4", "C26"),
-    feature("error.finish", "an error with `finish_reason: error` (OpenRouter)", "C26", "C33"),
-    feature("error.event", "an `event: error`", "T4", "C26"),
-    feature("done.present", "`data: [DONE]`", "T4"),
-    feature("done.absent", "no `[DONE]`: the stream just ends", "C2", "C24"),
-    feature("done.without-finish", "`[DONE]` while a choice has not finished", "C2", "C3"),
-    feature("done.not-last", "events after `[DONE]`", "T4"),
-    feature("end.bare-eof", "EOF with no finish, no `[DONE]` and no error", "C2", "C25"),
 )
 """Every feature an openai-chat stream may show."""
 

@@ -10,45 +10,50 @@ from typing import Any
 from ..core.spec import StreamSpec
 from ._calls import ABSENT, CallTrace, Delta, argument_features, call_features
 from ._sse import DONE, WireEvent
-from ._table import ARGUMENT_FEATURES, CALL_FEATURES, TRANSPORT_FEATURES, Feature, feature
+from ._table import ARGUMENT_FEATURES, CALL_FEATURES, TRANSPORT_FEATURES, Feature, feature, table_of
 
 __all__ = ["FEATURES", "classify"]
 
 _TERMINALS = ("response.completed", "response.incomplete", "response.failed", "response.done")
 _CALL_ITEMS = ("function_call", "custom_tool_call")
 
-FEATURES: tuple[Feature, ...] = (
-    *TRANSPORT_FEATURES,
-    feature("sse.event-lines", "every event with its `event:` line", "T3"),
-    feature("sse.no-event-lines", "events without an `event:` line", "T3", "T7"),
-    feature("sse.event-mismatch", "an `event:` name that is not the data's `type`", "T8"),
-    *CALL_FEATURES,
-    *ARGUMENT_FEATURES,
-    feature("responses.no-created", "no `response.created` first", "R12"),
-    feature("responses.message-item", "a message item besides the calls", "A5"),
-    feature("responses.custom-call", "a custom tool call item", "A2"),
-    feature("responses.arguments-in-added", "arguments in `output_item.added` already", "R2"),
-    feature("responses.item-mismatch", "an `item_id` and `output_index` that disagree", "R8"),
-    feature("responses.done-mismatch", "`.done` text unlike the deltas", "R1"),
-    feature("responses.done-only", "a call's text in `.done` alone, no deltas", "R1"),
-    feature("responses.done-without-name", "a `.done` without `name`", "R3"),
-    feature("responses.no-done", "a call that never gets its `.done`", "C5", "R6"),
-    feature("responses.item-incomplete", "a call item done `incomplete`", "R6"),
-    feature("responses.sequence-gap", "a `sequence_number` gap, repeat or decrease", "R4"),
-    feature("responses.usage", "usage in the terminal response", "A5"),
-    feature("terminal.completed", "`response.completed`", "C1"),
-    feature("terminal.incomplete-tokens", "`response.incomplete` on the token limit", "C3", "R6"),
-    feature("terminal.incomplete-filter", "`response.incomplete` on the content filter", "C3"),
-    feature("terminal.done", "`response.done` as the terminal", "R5"),
-    feature("terminal.failed", "`response.failed`", "C3", "T4"),
-    feature("terminal.none", "no terminal event", "C2", "R5"),
-    feature("terminal.duplicate", "a second terminal event", "C1"),
-    feature("after.late-delta", "an arguments delta after the terminal", "C1"),
-    feature("error.nested", "an `error` event with a nested `error`", "T4", "R7"),
-    feature("error.flat", "an `error` event with flat fields", "T4", "R7"),
-    feature("error.alone", "an `error` event with no `response.failed` after it", "T4", "R7"),
-    feature("done.present", "a `[DONE]` line after the events", "T4", "R5"),
-    feature("end.bare-eof", "EOF with no terminal and no error", "C2", "R5"),
+FEATURES: tuple[Feature, ...] = table_of(
+    "openai-responses",
+    (
+        *TRANSPORT_FEATURES,
+        feature("sse.event-lines", "every event with its `event:` line", "T3"),
+        feature("sse.no-event-lines", "events without an `event:` line", "T3", "T7"),
+        feature("sse.event-mismatch", "an `event:` name that is not the data's `type`", "T8"),
+        *CALL_FEATURES,
+        *ARGUMENT_FEATURES,
+        feature("responses.no-created", "no `response.created` first", "R12"),
+        feature("responses.message-item", "a message item besides the calls", "A5"),
+        feature("responses.custom-call", "a custom tool call item", "A2"),
+        feature("responses.arguments-in-added", "arguments in `output_item.added` already", "R2"),
+        feature("responses.item-mismatch", "an `item_id` and `output_index` that disagree", "R8"),
+        feature("responses.done-mismatch", "`.done` text unlike the deltas", "R1"),
+        feature("responses.done-only", "a call's text in `.done` alone, no deltas", "R1"),
+        feature("responses.done-without-name", "a `.done` without `name`", "R3"),
+        feature("responses.no-done", "a call that never gets its `.done`", "C5", "R6"),
+        feature("responses.item-incomplete", "a call item done `incomplete`", "R6"),
+        feature("responses.sequence-gap", "a `sequence_number` gap, repeat or decrease", "R4"),
+        feature("responses.usage", "usage in the terminal response", "A5"),
+        feature("terminal.completed", "`response.completed`", "C1"),
+        feature(
+            "terminal.incomplete-tokens", "`response.incomplete` on the token limit", "C3", "R6"
+        ),
+        feature("terminal.incomplete-filter", "`response.incomplete` on the content filter", "C3"),
+        feature("terminal.done", "`response.done` as the terminal", "R5"),
+        feature("terminal.failed", "`response.failed`", "C3", "T4"),
+        feature("terminal.none", "no terminal event", "C2", "R5"),
+        feature("terminal.duplicate", "a second terminal event", "C1"),
+        feature("after.late-delta", "an arguments delta after the terminal", "C1"),
+        feature("error.nested", "an `error` event with a nested `error`", "T4", "R7"),
+        feature("error.flat", "an `error` event with flat fields", "T4", "R7"),
+        feature("error.alone", "an `error` event with no `response.failed` after it", "T4", "R7"),
+        feature("done.present", "a `[DONE]` line after the events", "T4", "R5"),
+        feature("end.bare-eof", "EOF with no terminal and no error", "C2", "R5"),
+    ),
 )
 """Every feature an openai-responses stream may show."""
 

@@ -3,9 +3,31 @@ text's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
-__all__ = ["ARGUMENT_FEATURES", "CALL_FEATURES", "TRANSPORT_FEATURES", "Feature", "feature"]
+from ..rules import (
+    ANTHROPIC_MESSAGES_QUIRKS,
+    OPENAI_CHAT_QUIRKS,
+    OPENAI_RESPONSES_QUIRKS,
+    RULES,
+    quirk_id,
+)
+
+__all__ = [
+    "ARGUMENT_FEATURES",
+    "CALL_FEATURES",
+    "TRANSPORT_FEATURES",
+    "Feature",
+    "feature",
+    "table_of",
+]
+
+_QUIRKS = {
+    "openai-chat": OPENAI_CHAT_QUIRKS,
+    "anthropic-messages": ANTHROPIC_MESSAGES_QUIRKS,
+    "openai-responses": OPENAI_RESPONSES_QUIRKS,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +45,22 @@ class Feature:
 def feature(id: str, description: str, *serves: str) -> Feature:
     """A :class:`Feature`, its ``serves`` given inline."""
     return Feature(id, description, serves)
+
+
+def table_of(dialect: str, features: Iterable[Feature]) -> tuple[Feature, ...]:
+    """``features`` as ``dialect``'s table: each serving the rules it names and those of the
+    quirk codes it names that are quirks of the dialect (a shared feature names openai-chat's
+    codes, say ``C15``, which another dialect's catalogue may not have)."""
+    quirks = set(_QUIRKS[dialect])
+    return tuple(
+        replace(
+            item,
+            serves=tuple(
+                code for code in item.serves if code in RULES or quirk_id(dialect, code) in quirks
+            ),
+        )
+        for item in features
+    )
 
 
 TRANSPORT_FEATURES: tuple[Feature, ...] = (
@@ -53,7 +91,7 @@ CALL_FEATURES: tuple[Feature, ...] = (
     feature("calls.two", "exactly two tool calls", "A5", "E4"),
     feature("calls.many", "three tool calls or more", "A5", "E4"),
     feature("calls.interleaved", "the fragments of two calls alternate", "A5", "C15"),
-    feature("calls.whole", "a call's whole arguments in one delta", "C8"),
+    feature("calls.whole", "a call's whole arguments in one delta", "A2", "C8"),
     feature("calls.many-fragments", "a call cut into ten fragments or more", "T1", "A2"),
     feature("calls.same-name", "two calls of the same function", "A6"),
     feature("calls.unknown-tool", "a call names a tool the request did not offer", "V3"),
