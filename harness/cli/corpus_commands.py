@@ -151,17 +151,25 @@ def _lint_arguments(command: argparse.ArgumentParser) -> None:
         help="report rules and quirks that no scenario covers (default: on for the corpus and "
         "for folders, off when only files are named)",
     )
+    command.add_argument(
+        "--features",
+        action="store_true",
+        help="show how many scenarios of each dialect show each wire feature "
+        "(callstream.coverage), as callstream fuzz --coverage does for generated streams",
+    )
 
 
 def _lint(args: argparse.Namespace) -> int:
     coverage = args.coverage
     if coverage is None:
         coverage = not args.paths or any(path.is_dir() for path in args.paths)
-    report = lint(args.paths, check_coverage=coverage)
+    report = lint(args.paths, check_coverage=coverage, count_features=args.features)
     for problem in report.problems:
         print(problem)
     if report.problems:
         return UsageError.exit_code
+    if report.features is not None:
+        print(report.features.table())
     print(report.summary)
     return 0
 

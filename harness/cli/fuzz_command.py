@@ -66,6 +66,12 @@ def _fuzz_arguments(command: argparse.ArgumentParser) -> None:
         help="where a shrunk find is written as YAML (default: %(default)s, under the working "
         "directory)",
     )
+    command.add_argument(
+        "--coverage",
+        action="store_true",
+        help="count how often each wire feature (callstream.coverage) was drawn, and show the "
+        "table at the end and in the report's footer",
+    )
     out_option(command, "fuzz")
 
 
@@ -89,6 +95,7 @@ def _fuzz(args: argparse.Namespace) -> int:
         out=args.out,
         argv=args.argv,
         progress=make_fuzz_progress(sys.stderr),
+        coverage=args.coverage,
     )
     print(describe(result))
     return result.exit_code

@@ -126,6 +126,16 @@ class Transport:
     """Precede each data line with ``event: message``."""
     multiline: bool = False
     """Send each payload as pretty-printed JSON over several ``data:`` lines (quirk T5)."""
+    unnamed: bool = False
+    """Send no ``event:`` lines, even for the events a dialect names (third-party Anthropic
+    proxies, quirk T7); for the dialects that name their events."""
+    empty_data: bool = False
+    """Send an event whose data is empty (``data:`` alone) first (proxies, quirk T6)."""
+    bare_event: bool = False
+    """Send an ``event:`` block with no ``data:`` line first, which dispatches nothing (CDNs,
+    quirk T6)."""
+    trailing_space: bool = False
+    """Write spaces after each JSON payload (Anthropic's captures, quirk T12)."""
 
 
 @dataclass(frozen=True, slots=True)

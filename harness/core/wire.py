@@ -1,7 +1,7 @@
 """A stream on the wire: the events a dialect renders a plan into, and the SSE bytes they are
 written as. SSE is every dialect's transport, so the bytes are written here, once: ``data:``
-lines, ``event:`` lines, the line endings, a BOM, keep-alive comments, a last event cut short
-(research/wire_formats.md §1).
+lines, ``event:`` lines (or none), the line endings, a BOM, keep-alive comments, an empty
+event first, spaces after the JSON, a last event cut short (research/wire_formats.md §1).
 
 ``encode`` returns the bytes and, for each event, the offset at which it is dispatched, so the
 oracle can say from which byte a call may be released (C4, C5).
@@ -74,13 +74,20 @@ def encode(
     )
     prefix = "data: " if transport.space else "data:"
     out = bytearray("\ufeff".encode() if transport.bom else b"")
+    if transport.bare_event:
+        out += f"event: ping{next(newlines)}{next(newlines)}".encode()
+    if transport.empty_data:
+        out += f"{prefix.rstrip()}{next(newlines)}{next(newlines)}".encode()
     ends: list[int] = []
     for event in events:
         for _ in range(keepalive):
             out += f": keep-alive{next(newlines)}{next(newlines)}".encode()
         text = event.data if isinstance(event.data, str) else _json(event.data, transport.multiline)
+        if transport.trailing_space and not isinstance(event.data, str):
+            text += "  "
         lines = []
-        name = event.event or ("message" if transport.event_lines else None)
+        name = None if transport.unnamed else event.event
+        name = name or ("message" if transport.event_lines else None)
         if name is not None:
             lines.append(f"event: {name}")
         lines += [prefix + line for line in text.split("\n")]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..core.dialects import DEFAULT_DIALECT, DIALECTS
 from ..core.spec import Scenario
+from ..coverage import FeatureTally, features_of
 from ..rules import RULES
 from .scenario import corpus_root, default_corpus, load_scenarios
 
@@ -77,6 +78,8 @@ class LintReport:
     files: int
     coverage: tuple[Coverage, ...] | None
     """Each dialect's, for the dialects linted; None when coverage was not checked."""
+    features: FeatureTally | None = None
+    """How many scenarios of each dialect show each wire feature, when counted."""
 
     @property
     def summary(self) -> str:
@@ -87,10 +90,13 @@ class LintReport:
         return f"{counted}, every rule and quirk covered"
 
 
-def lint(paths: Sequence[Path] = (), *, check_coverage: bool = True) -> LintReport:
+def lint(
+    paths: Sequence[Path] = (), *, check_coverage: bool = True, count_features: bool = False
+) -> LintReport:
     """Lint scenario files or folders (none: the corpus), with coverage unless switched off.
     Coverage gaps are reported against the folder linted (``scenarios/<dialect>`` for the
-    corpus), per dialect."""
+    corpus), per dialect. With ``count_features``, the wire features of every scenario
+    loaded are counted (``callstream.coverage``)."""
     files = list(paths) or default_corpus()
     result = load_scenarios(files)
     problems = [str(error) for error in result.errors]
@@ -111,7 +117,12 @@ def lint(paths: Sequence[Path] = (), *, check_coverage: bool = True) -> LintRepo
             problems += [
                 f"{folder}: quirk {quirk} is covered by no {of}" for quirk in found.uncovered_quirks
             ]
-    return LintReport(tuple(problems), len(result.scenarios), len(result.files), covered)
+    features = None
+    if count_features:
+        features = FeatureTally()
+        for scenario in result.scenarios:
+            features.add(scenario.spec.dialect, features_of(scenario.spec))
+    return LintReport(tuple(problems), len(result.scenarios), len(result.files), covered, features)
 
 
 def _count(number: int, noun: str) -> str:

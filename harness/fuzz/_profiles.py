@@ -38,7 +38,7 @@ def database_for(where: str | None, *, profile: str, writable: bool) -> ExampleD
     location = where or ".hypothesis/callstream"
     if location.startswith("redis://"):
         try:
-            import redis  # type: ignore[import-not-found]
+            import redis  # type: ignore[import-not-found,unused-ignore]
             from hypothesis.extra.redis import RedisExampleDatabase
         except ImportError:
             raise UsageError("--db redis://… needs the redis package: pip install redis") from None

@@ -10,6 +10,7 @@ from ..core.case import CaseResult
 from ..core.declaration import Implementation
 from ..core.spec import Scenario
 from ..corpus.regressions import reproduce_command
+from ..coverage import FeatureTally
 from ..reports import ReportWriter, new_run_folder
 
 
@@ -28,6 +29,8 @@ class FuzzResult:
     implementation: str = ""
     found_after: int | None = None
     """The examples run when the first failure came up (before shrinking)."""
+    features: FeatureTally | None = None
+    """How often each wire feature was drawn, when counted (``--coverage``)."""
 
     @property
     def exit_code(self) -> int:
@@ -55,7 +58,10 @@ def _write_report(
         )
         if result.found is not None:
             writer.result(result.found)
-        writer.footer({"exit_code": result.exit_code, "stopped_early": False})
+        footer: dict[str, object] = {"exit_code": result.exit_code, "stopped_early": False}
+        if result.features is not None:
+            footer["features"] = result.features.to_dict()
+        writer.footer(footer)
         writer.render()
     return folder
 
@@ -67,6 +73,8 @@ def describe(result: FuzzResult) -> str:
         f"({result.examples / max(result.elapsed, 1e-9):.0f}/s), "
         f"{len(result.labels)} distinct events"
     ]
+    if result.features is not None:
+        lines.append(result.features.table())
     if result.found is None:
         lines.append("nothing found")
     else:

@@ -22,6 +22,7 @@ from ..core.declaration import Implementation
 from ..core.rendering import render
 from ..core.spec import Scenario, Splitting
 from ..core.split import chunkings
+from ..coverage import FeatureTally, features_of
 from ._beacon import _Beacon
 from ._profiles import _Replay, database_for, settings_for
 from ._running import Run
@@ -61,6 +62,8 @@ class _Search:
     replay: bytes | None = None
     """The pickled choices of an example that ended a worker: replay it alone, every stream in
     a process of its own, and shrink it."""
+    coverage: bool = False
+    """Count the wire features of every example drawn (``--coverage``)."""
 
 
 @dataclass
@@ -71,6 +74,8 @@ class _Outcome:
     found_after: int | None = None
     replayed: tuple[Scenario, Splitting] | None = None
     """The first example a replaying worker ran (the one that ended a worker before)."""
+    features: FeatureTally | None = None
+    """The wire features of the examples drawn before a find, when counted."""
 
 
 Tick = Callable[[int, AbstractSet[str], bool], None]
@@ -91,7 +96,7 @@ def _search(
     the time is spent or a failure is found and shrunk; or, replaying, one run that replays
     ``search.replay`` and shrinks it. ``found`` is told of the first failure, before it is
     shrunk."""
-    outcome = _Outcome()
+    outcome = _Outcome(features=FeatureTally() if search.coverage else None)
     db = database_for(search.database, profile=search.profile, writable=search.database_writable)
     claimed_profile = implementation.declaration.profile
     failing: list[tuple[Scenario, CaseResult]] = []
@@ -113,6 +118,8 @@ def _search(
         if shrink_until and now >= shrink_until[0]:
             raise _Stop  # shrinking ran out of time: keep the smallest failure seen so far
         outcome.examples += 1
+        if outcome.features is not None and not failing:
+            outcome.features.add(scenario.spec.dialect, features_of(scenario.spec, raw))
         if outcome.replayed is None and search.replay is not None:
             outcome.replayed = (scenario, _replayable(splitting, raw))
         beacon.example(outcome.examples, data)

@@ -34,6 +34,7 @@ def fuzz(
     out: Path | None = None,
     argv: list[str] | None = None,
     progress: FuzzProgress | None = None,
+    coverage: bool = False,
 ) -> FuzzResult:
     """Fuzz ``implementation`` until a failure is found and shrunk, the example budget is spent
     or ``duration`` seconds have passed, in ``workers`` processes that share the example
@@ -41,7 +42,9 @@ def fuzz(
     stream that takes over ``timeout`` seconds fails ``no_hang``, and one that ends the worker
     process fails ``no_crash``; shrinking stops after ``shrink_time`` seconds with the smallest
     failure seen, which :func:`minimise` then cuts down further. With ``seed``, the same seed,
-    budget and implementation draw the same examples (Hypothesis uses no database then)."""
+    budget and implementation draw the same examples (Hypothesis uses no database then).
+    With ``coverage``, the wire features of every example drawn are counted
+    (``FuzzResult.features``)."""
     if profile not in FUZZ_PROFILES:
         raise UsageError(f"unknown fuzz profile {profile!r}; known: {', '.join(FUZZ_PROFILES)}")
     if duration is not None and profile == "ci":
@@ -65,6 +68,7 @@ def fuzz(
         shrink_time,
         workers=workers,
         seed=seed,
+        coverage=coverage,
     )
     shown = progress or _Quiet()
     shown.start(max_examples, duration)
@@ -80,6 +84,7 @@ def fuzz(
         labels=outcome.labels,
         implementation=implementation.connectable,
         found_after=outcome.found_after,
+        features=outcome.features,
     )
     if outcome.failing is not None:
         scenario, case = outcome.failing

@@ -31,6 +31,7 @@ from ..connect.processes import WorkerContext, worker_context
 from ..core.case import CaseResult
 from ..core.declaration import Implementation
 from ..core.spec import Scenario, Splitting
+from ..coverage import FeatureTally
 from ..errors import HarnessError
 from ._beacon import _BUSY, _EXAMPLE, _Beacon
 from ._minimising import _minimise
@@ -197,6 +198,11 @@ def _supervise(implementation: Implementation, search: _Search, shown: FuzzProgr
     outcome = _Outcome(
         examples=sum(w.examples for w in everyone), labels=labels, found_after=found_after
     )
+    if search.coverage:  # a worker that ended without reporting took its count with it
+        outcome.features = FeatureTally()
+        for worker in everyone:
+            if worker.outcome is not None and worker.outcome.features is not None:
+                outcome.features.merge(worker.outcome.features)
     if winner is not None:
         outcome.failing = _verdict(winner, replaced.get(winner), implementation)
     return outcome

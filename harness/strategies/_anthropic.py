@@ -35,6 +35,7 @@ _DIALECT = "anthropic-messages"
 _CUTTING = ("max_tokens", "refusal", "pause_turn", "model_context_window_exceeded")
 _FINISHES = ("max_tokens", None, "end_turn", "refusal", "pause_turn", "stop_sequence", *_CUTTING)
 _SCHEDULES: tuple[Schedule, ...] = ("interleaved", "whole")
+_TRANSPORT_KNOBS = ("unnamed", "empty_data", "bare_event", "trailing_space")
 _CONTENTS = ("I'll look that up.", "", "Sure — un instant 😀\n")
 
 
@@ -90,7 +91,7 @@ def _cut_short(draw: st.DrawFn, plan: CallPlan) -> CallPlan:
 
 @st.composite
 def _endings(draw: st.DrawFn) -> Ending:
-    if not draw(rarely(45)):
+    if not draw(rarely(60)):
         return Ending()
     finish = draw(st.sampled_from(_FINISHES))
     error: Literal["event"] | None = "event" if draw(rarely(10)) else None
@@ -104,12 +105,20 @@ def _endings(draw: st.DrawFn) -> Ending:
 def _transports(draw: st.DrawFn) -> Transport:
     if not draw(rarely(30)):
         return Transport()
-    return Transport(
+    transport = Transport(
         newline=draw(st.sampled_from(("lf", "crlf", "cr", "mixed"))),
         space=not draw(rarely(30)),
         bom=draw(rarely(30)),
         multiline=draw(rarely(20)),
+        unnamed=draw(rarely(20)),
+        empty_data=draw(rarely(20)),
+        bare_event=draw(rarely(20)),
+        trailing_space=draw(rarely(20)),
     )
+    for knob in _TRANSPORT_KNOBS:
+        if getattr(transport, knob):
+            label_draw(f"transport: {knob}")
+    return transport
 
 
 @st.composite

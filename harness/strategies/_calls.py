@@ -229,8 +229,8 @@ def _metadata(
     """How one call's metadata travels, among the combinations the oracle can predict. Every
     knob is drawn, then the combinations the oracle cannot predict are turned back to the
     ordinary value, so a call's draws stay aligned while the shrinker simplifies."""
-    legacy = draw(rarely(10))
-    id_policy: IdPolicy = draw(sometimes("once", _ID_POLICIES, 40))
+    legacy = draw(rarely(25))
+    id_policy: IdPolicy = draw(sometimes("once", _ID_POLICIES, 50))
     name_policy: NamePolicy = draw(sometimes("once", _NAME_POLICIES, 40))
     suffix = draw(sometimes("", _ID_SUFFIXES, 15))
     as_value = draw(rarely(10))

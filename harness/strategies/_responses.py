@@ -60,9 +60,16 @@ def _transports(draw: st.DrawFn) -> Transport:
         newline=draw(st.sampled_from(("lf", "crlf", "cr", "mixed"))),
         space=not draw(rarely(30)),
         bom=draw(rarely(30)),
-        multiline=draw(rarely(20)),
+        multiline=draw(rarely(35)),
+        unnamed=draw(rarely(35)),
+        empty_data=draw(rarely(35)),
+        bare_event=draw(rarely(35)),
+        trailing_space=draw(rarely(35)),
     )
     label_draw(f"transport: newline {transport.newline}")
+    for knob in ("unnamed", "empty_data", "bare_event", "trailing_space"):
+        if getattr(transport, knob):
+            label_draw(f"transport: {knob}")
     return transport
 
 
@@ -78,7 +85,7 @@ def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
 
 @st.composite
 def _endings(draw: st.DrawFn) -> Ending:
-    if not draw(rarely(45)):
+    if not draw(rarely(60)):
         label_draw("responses: completed")
         return Ending()
     error = draw(sometimes(None, _ERRORS, 15))

@@ -74,7 +74,7 @@ _AFTER_FINISH = (
 
 @st.composite
 def _noises(draw: st.DrawFn) -> Noise:
-    if not draw(rarely(35)):
+    if not draw(rarely(50)):
         return Noise()
     role = not draw(rarely(15))
     noise = Noise(
@@ -99,17 +99,17 @@ def _noises(draw: st.DrawFn) -> Noise:
 
 @st.composite
 def _endings(draw: st.DrawFn, choices: int) -> Ending:
-    if not draw(rarely(45)):
+    if not draw(rarely(60)):
         label_draw("finish: tool_calls")
         return Ending()
     finish = draw(st.sampled_from(_FINISHES))
-    error = draw(sometimes(None, _ERRORS, 10))
+    error = draw(sometimes(None, _ERRORS, 20))
     after: tuple[str, ...] = draw(sometimes((), _AFTER_FINISH, 15))
     if finish is None or error is not None:
         after = ()  # nothing comes after a finish that never came
     done = not draw(rarely(30))
     with_last = draw(rarely(25))
-    cut = draw(rarely(15))
+    cut = draw(rarely(35))
     # A cut stream must lose an event the oracle can account for: [DONE], the usage chunk or
     # the finish chunk itself; never a delta, an error or a chunk after the finish.
     cuttable = (
@@ -144,9 +144,12 @@ def _transports(draw: st.DrawFn) -> Transport:
         bom=draw(rarely(30)),
         event_lines=draw(rarely(20)),
         multiline=draw(rarely(20)),
+        empty_data=draw(rarely(20)),
+        bare_event=draw(rarely(20)),
+        trailing_space=draw(rarely(20)),
     )
     label_draw(f"transport: newline {transport.newline}")
-    for knob in ("bom", "event_lines", "multiline"):
+    for knob in ("bom", "event_lines", "multiline", "empty_data", "bare_event", "trailing_space"):
         if getattr(transport, knob):
             label_draw(f"transport: {knob}")
     if not transport.space:

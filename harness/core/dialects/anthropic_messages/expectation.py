@@ -56,6 +56,10 @@ def expect_anthropic_messages(spec: StreamSpec, rendered: Rendered, profile: str
     arrived = rendered.events[:-1] if ending.cut else rendered.events
     if ending.cut:
         findings.add(_QUIRK["T9"])
+    if spec.transport.empty_data:
+        findings.add(_QUIRK["T6"])
+    if spec.transport.unnamed:
+        findings.add(_QUIRK["T7"])  # every event arrives as a ``message``
     reason = None if ending.error is not None else stop_reason(spec)
     reason_arrives = reason is not None and any(event.finishes for event in arrived)
     stop_arrives = ending.error is None and ending.done and not ending.cut

@@ -195,6 +195,8 @@ class _Derivation:
                 self.findings.add(_QUIRK["C24"])
         if ending.cut:
             self.findings.add(_QUIRK["T9"])
+        if spec.transport.empty_data:
+            self.findings.add(_QUIRK["T6"])
 
     # -- quirks of one call's routing -------------------------------------------------------
 

@@ -57,6 +57,8 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
         terminal = None  # the terminal event itself was cut off
     if cut:
         findings.add(_QUIRK["T9"])
+    if spec.transport.empty_data:
+        findings.add(_QUIRK["T6"])
     if spec.ending.error == "nested":
         findings.add(_QUIRK["R7"])
     if terminal == "response.done":
