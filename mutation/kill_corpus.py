@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+from pathlib import Path
 
 sys.dont_write_bytecode = True
 
@@ -44,25 +45,26 @@ def fast_splittings(scenario: Scenario) -> list[Splitting]:
     return chosen
 
 
-def corpus() -> tuple[Scenario, ...]:
-    """The pickled corpus ``CALLSTREAM_MUTATION_CORPUS`` names, else the corpus loaded now.
-    Raises ValueError when it does not load cleanly."""
+def corpus(paths: list[Path]) -> tuple[Scenario, ...]:
+    """The scenarios of ``paths``, else the pickled corpus ``CALLSTREAM_MUTATION_CORPUS`` names,
+    else the corpus loaded now. Raises ValueError when they do not load cleanly."""
     cached = os.environ.get("CALLSTREAM_MUTATION_CORPUS")
-    if cached:
+    if cached and not paths:
         with open(cached, "rb") as handle:
             scenarios: tuple[Scenario, ...] = pickle.load(handle)
         return scenarios
-    loaded = load_scenarios(default_corpus())
+    loaded = load_scenarios(paths or default_corpus())
     if loaded.errors:
         raise ValueError("\n".join(map(str, loaded.errors[:3])))
     return tuple(loaded.scenarios)
 
 
 def main(argv: list[str]) -> int:
-    """With ``--save PATH``: pickle the corpus to PATH. Otherwise run it: 0 when every case
-    passes, 1 at the first that does not (named on stderr)."""
+    """With ``--save PATH``: pickle the corpus to PATH. Otherwise run it (or the scenario files
+    given): 0 when every case passes, 1 at the first that does not (named on stderr)."""
+    paths = [] if argv[:1] == ["--save"] else [Path(arg) for arg in argv]
     try:
-        scenarios = corpus()
+        scenarios = corpus(paths)
     except ValueError as problem:
         print(f"the corpus does not load:\n{problem}", file=sys.stderr)
         return 1

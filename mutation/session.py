@@ -310,12 +310,27 @@ def main(argv: list[str]) -> int:
     filtering.add_argument("--only", action="append", default=[], metavar="GLOB")
     reporting = sub.add_parser("report")
     reporting.add_argument("session")
+    for name in ("show", "spec"):
+        one = sub.add_parser(name)
+        one.add_argument("session")
+        one.add_argument("job")
     args = parser.parse_args(argv)
     with use_db(args.session, WorkDB.Mode.open) as db:
         if args.command == "filter":
             apply_filters(db, args.sample, args.only)
-        else:
+        elif args.command == "report":
             print(report(db))
+        else:
+            (item,) = [i for i in db.work_items if i.job_id.startswith(args.job)]
+            spec = _sole_mutation(item)
+            if args.command == "spec":
+                print(spec.module_path, spec.operator_name, spec.occurrence)
+            else:
+                result = dict(db.results).get(item.job_id)
+                print(f"{spec.module_path}:{spec.start_pos[0]} {spec.operator_name} {key_of(spec)}")
+                if result is not None:
+                    print(result.worker_outcome, result.test_outcome)
+                    print(result.diff or "", result.output or "", sep="\n")
     return 0
 
 
