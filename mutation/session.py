@@ -20,11 +20,11 @@ from __future__ import annotations
 import argparse
 import ast
 import fnmatch
+import os
 import random
 import sys
 import tomllib
 from collections import Counter, defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +37,10 @@ EQUIVALENTS = Path(__file__).with_name("equivalents.toml")
 EQUIVALENT = "equivalent: "
 """How a skipped result's output starts when equivalents.toml names the mutant."""
 OUTSIDE_SAMPLE = "outside the sample"
+SOURCE = Path(os.environ.get("CALLSTREAM_MUTATION_SOURCE", "."))
+"""Where the unmutated modules are read from (a session's own tree holds a mutant while it runs):
+``mutation/run`` points it at the session's pristine copy."""
+SUITES = ("corpus", "unit", "fuzz")
 SAMPLE_SEED = 14
 """The seed the sample is drawn with (callstream issue 14)."""
 
@@ -58,18 +62,27 @@ class Equivalent:
 
     key: Key
     reason: str
+    suites: frozenset[str]
+    """The suites it is equivalent for: all of them unless the entry says ``suites``. A mutant
+    that only changes what the assembler never exposes (a counter of ``SSEDecoder`` no
+    ``Assembler`` reads) is equivalent for the corpus and the fuzzer, which judge assemblers,
+    but not for the unit tests, which may read that counter."""
 
 
-def load_equivalents(path: Path = EQUIVALENTS) -> list[Equivalent]:
-    """Every ``[[equivalent]]`` entry of ``path``; each must give a reason."""
+def load_equivalents(path: Path = EQUIVALENTS, table: str = "equivalent") -> list[Equivalent]:
+    """Every ``[[equivalent]]`` entry of ``path`` (or of another ``table``: ``beyond``); each
+    must give a reason."""
     with path.open("rb") as handle:
-        entries = tomllib.load(handle).get("equivalent", [])
+        entries = tomllib.load(handle).get(table, [])
     found = []
     for entry in entries:
         if not str(entry.get("reason", "")).strip():
             raise SystemExit(f"{path}: an equivalent mutant without a reason: {entry}")
         key = Key(entry["module"], entry["function"], entry["operator"], entry["mutant"].strip())
-        found.append(Equivalent(key, entry["reason"].strip()))
+        suites = frozenset(entry.get("suites", SUITES))
+        if suites - set(SUITES):
+            raise SystemExit(f"{path}: unknown suites {sorted(suites - set(SUITES))}: {entry}")
+        found.append(Equivalent(key, entry["reason"].strip(), suites))
     return found
 
 
@@ -114,7 +127,7 @@ def annotation_spans(path: Path) -> list[tuple[tuple[int, int], tuple[int, int]]
 
 def mutated_line(spec: MutationSpec) -> str:
     """The line the mutation starts on, as it reads once mutated (stripped)."""
-    source = spec.module_path.read_text(encoding="utf-8")
+    source = (SOURCE / spec.module_path).read_text(encoding="utf-8")
     operator = get_operator(spec.operator_name)(**(spec.operator_args or {}))
     mutated = mutate_code(source, operator, spec.occurrence)
     if mutated is None:
@@ -139,7 +152,7 @@ def _sole_mutation(item: WorkItem) -> MutationSpec:
     return spec
 
 
-def apply_filters(db: WorkDB, sample: int | None, only: list[str]) -> None:
+def apply_filters(db: WorkDB, suite: str, sample: int | None, only: list[str]) -> None:
     """Skip the equivalent mutants, then (given ``sample``) every mutant outside the sample and
     (given ``only``) every mutant of a module no pattern of ``only`` matches. The mutants left
     out by an earlier sample or ``only`` are put back first, so each run chooses afresh."""
@@ -150,7 +163,7 @@ def apply_filters(db: WorkDB, sample: int | None, only: list[str]) -> None:
         for item in db.work_items:
             spec = _sole_mutation(item)
             if spec.module_path not in spans:
-                spans[spec.module_path] = annotation_spans(spec.module_path)
+                spans[spec.module_path] = annotation_spans(SOURCE / spec.module_path)
             if any(a <= spec.start_pos < b for a, b in spans[spec.module_path]):
                 db.set_result(
                     item.job_id,
@@ -159,7 +172,7 @@ def apply_filters(db: WorkDB, sample: int | None, only: list[str]) -> None:
                         output=EQUIVALENT + rules["annotations"],
                     ),
                 )
-    equivalents = load_equivalents()
+    equivalents = [e for e in load_equivalents() if suite in e.suites]
     by_key = {e.key: e for e in equivalents}
     rough_keys = {(k.module, k.function, k.operator) for k in by_key}
     matched: set[Key] = set()
@@ -202,11 +215,13 @@ def apply_filters(db: WorkDB, sample: int | None, only: list[str]) -> None:
 
 
 def _put_back_not_run(db: WorkDB) -> None:
-    """Forget the results that only say a mutant was left out of the last run."""
+    """Forget the results the last filtering wrote (left out, or equivalent), so that
+    equivalents.toml as it now stands decides alone."""
     with db._session_maker.begin() as session:  # noqa: SLF001 (Cosmic Ray has no such API)
         session.query(WorkResultStorage).filter(
-            WorkResultStorage.output == OUTSIDE_SAMPLE
-        ).delete()
+            (WorkResultStorage.output == OUTSIDE_SAMPLE)
+            | WorkResultStorage.output.startswith(EQUIVALENT)
+        ).delete(synchronize_session=False)
 
 
 def _order(spec: MutationSpec) -> tuple[str, int, int, str, int]:
@@ -224,25 +239,38 @@ class Tally:
     """Outside the sample, or not yet run (the session was stopped)."""
     incompetent: int = 0
     """The mutant does not run at all (Cosmic Ray's "incompetent"): counted as killed."""
+    beyond: int = 0
+    """Survivors ``[[beyond]]`` names: out of the suite's reach (an opt-in the suite cannot
+    turn on, something its checks do not observe). They count against the score."""
 
     @property
     def scored(self) -> int:
-        return self.killed + self.incompetent + self.survived
+        return self.killed + self.incompetent + self.survived + self.beyond
 
     @property
     def score(self) -> float:
         return 100.0 * (self.killed + self.incompetent) / self.scored if self.scored else 0.0
 
+    @property
+    def within_reach(self) -> float:
+        reach = self.scored - self.beyond
+        return 100.0 * (self.killed + self.incompetent) / reach if reach else 0.0
+
     def line(self, name: str) -> str:
         return (
-            f"{name:48} {self.score:6.1f} %  killed {self.killed + self.incompetent:5}"
-            f"  survived {self.survived:4}  equivalent {self.equivalent:3}"
-            f"  not run {self.not_run:5}"
+            f"{name:46} {self.score:5.1f} % ({self.within_reach:5.1f} % within reach)"
+            f"  killed {self.killed + self.incompetent:4}  survived {self.survived:3}"
+            f"  beyond {self.beyond:3}  equivalent {self.equivalent:3}  not run {self.not_run:4}"
         )
 
 
-def tally(db: WorkDB) -> tuple[dict[str, Tally], list[tuple[WorkItem, WorkResult]]]:
-    """Per module tallies, and the surviving mutants with their results."""
+def tally(
+    db: WorkDB, suite: str
+) -> tuple[dict[str, Tally], list[tuple[WorkItem, WorkResult]]]:
+    """Per module tallies, and the surviving mutants with their results (but those
+    ``[[beyond]]`` names for ``suite``)."""
+    beyond = {e.key for e in load_equivalents(table="beyond") if suite in e.suites}
+    equivalent = {e.key for e in load_equivalents() if suite in e.suites}
     results = dict(db.results)
     per: dict[str, Tally] = defaultdict(Tally)
     survivors = []
@@ -260,8 +288,15 @@ def tally(db: WorkDB) -> tuple[dict[str, Tally], list[tuple[WorkItem, WorkResult
         elif result.worker_outcome == WorkerOutcome.NO_TEST:
             counts.equivalent += 1  # no mutation could be made
         elif result.test_outcome == TestOutcome.SURVIVED:
-            counts.survived += 1
-            survivors.append((item, result))
+            # equivalents.toml as it stands now decides, whether or not the filter ran since.
+            key = key_of(spec)
+            if key in equivalent:
+                counts.equivalent += 1
+            elif key in beyond:
+                counts.beyond += 1
+            else:
+                counts.survived += 1
+                survivors.append((item, result))
         elif result.test_outcome == TestOutcome.INCOMPETENT:
             counts.incompetent += 1
         else:
@@ -269,12 +304,12 @@ def tally(db: WorkDB) -> tuple[dict[str, Tally], list[tuple[WorkItem, WorkResult
     return per, survivors
 
 
-def report(db: WorkDB, out: Iterable[str] | None = None) -> str:
+def report(db: WorkDB, suite: str) -> str:
     """The score, per module and overall, and every survivor."""
-    per, survivors = tally(db)
+    per, survivors = tally(db, suite)
     total = Tally()
     for counts in per.values():
-        for field in ("killed", "survived", "equivalent", "not_run", "incompetent"):
+        for field in ("killed", "survived", "equivalent", "not_run", "incompetent", "beyond"):
             setattr(total, field, getattr(total, field) + getattr(counts, field))
     lines = [counts.line(module) for module, counts in sorted(per.items())]
     lines.append(total.line("all"))
@@ -306,10 +341,12 @@ def main(argv: list[str]) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     filtering = sub.add_parser("filter")
     filtering.add_argument("session")
+    filtering.add_argument("suite", choices=SUITES)
     filtering.add_argument("--sample", type=int)
     filtering.add_argument("--only", action="append", default=[], metavar="GLOB")
     reporting = sub.add_parser("report")
     reporting.add_argument("session")
+    reporting.add_argument("suite", choices=SUITES)
     for name in ("show", "spec"):
         one = sub.add_parser(name)
         one.add_argument("session")
@@ -317,9 +354,9 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     with use_db(args.session, WorkDB.Mode.open) as db:
         if args.command == "filter":
-            apply_filters(db, args.sample, args.only)
+            apply_filters(db, args.suite, args.sample, args.only)
         elif args.command == "report":
-            print(report(db))
+            print(report(db, args.suite))
         else:
             (item,) = [i for i in db.work_items if i.job_id.startswith(args.job)]
             spec = _sole_mutation(item)
