@@ -86,6 +86,23 @@ def load_equivalents(path: Path = EQUIVALENTS, table: str = "equivalent") -> lis
     return found
 
 
+def matches(entry: Key, key: Key) -> bool:
+    """Whether ``key`` is the mutant ``entry`` names: module, function and mutated line exactly
+    (a line is full of ``[``), the operator exactly or as a shell-style glob; an entry's line
+    that starts with ``glob:`` is a glob too (one entry for every default of a signature)."""
+    line = (
+        fnmatch.fnmatchcase(key.mutant, entry.mutant.removeprefix("glob:").strip())
+        if entry.mutant.startswith("glob:")
+        else key.mutant == entry.mutant
+    )
+    return (
+        entry.module == key.module
+        and entry.function == key.function
+        and fnmatch.fnmatchcase(key.operator, entry.operator)
+        and line
+    )
+
+
 def load_rules(path: Path = EQUIVALENTS) -> dict[str, str]:
     """The ``[rules]`` table of ``path``: each kind of mutant known to be equivalent wherever
     it occurs, with the reason. The kinds this module knows: ``annotations``."""
@@ -173,26 +190,31 @@ def apply_filters(db: WorkDB, suite: str, sample: int | None, only: list[str]) -
                     ),
                 )
     equivalents = [e for e in load_equivalents() if suite in e.suites]
-    by_key = {e.key: e for e in equivalents}
-    rough_keys = {(k.module, k.function, k.operator) for k in by_key}
     matched: set[Key] = set()
     items = list(db.work_items)
     for item in items:
         spec = _sole_mutation(item)
-        rough = (str(spec.module_path), spec.definition_name or "<module>", spec.operator_name)
-        if rough not in rough_keys:
+        module, function = str(spec.module_path), spec.definition_name or "<module>"
+        candidates = [
+            e
+            for e in equivalents
+            if (e.key.module, e.key.function) == (module, function)
+            and fnmatch.fnmatchcase(spec.operator_name, e.key.operator)
+        ]
+        if not candidates:
             continue
         key = key_of(spec)
-        if key in by_key:
-            matched.add(key)
-            db.set_result(
-                item.job_id,
-                WorkResult(
-                    worker_outcome=WorkerOutcome.SKIPPED,
-                    output=EQUIVALENT + by_key[key].reason,
-                ),
-            )
-    for stale in set(by_key) - matched:
+        for entry in candidates:
+            if matches(entry.key, key):
+                matched.add(entry.key)
+                db.set_result(
+                    item.job_id,
+                    WorkResult(
+                        worker_outcome=WorkerOutcome.SKIPPED, output=EQUIVALENT + entry.reason
+                    ),
+                )
+                break
+    for stale in {e.key for e in equivalents} - matched:
         print(f"stale entry in {EQUIVALENTS.name} (no such mutant): {stale}", file=sys.stderr)
     done = {job for job, _ in db.results}
     ordered = sorted(items, key=lambda i: _order(_sole_mutation(i)))
@@ -217,10 +239,18 @@ def apply_filters(db: WorkDB, suite: str, sample: int | None, only: list[str]) -
 def _put_back_not_run(db: WorkDB) -> None:
     """Forget the results the last filtering wrote (left out, or equivalent), so that
     equivalents.toml as it now stands decides alone."""
-    with db._session_maker.begin() as session:  # noqa: SLF001 (Cosmic Ray has no such API)
+    with db._session_maker.begin() as session:  # Cosmic Ray has no API for it
         session.query(WorkResultStorage).filter(
             (WorkResultStorage.output == OUTSIDE_SAMPLE)
             | WorkResultStorage.output.startswith(EQUIVALENT)
+        ).delete(synchronize_session=False)
+
+
+def _forget_survivors(db: WorkDB) -> None:
+    """Forget every survivor's result, so that the next ``exec`` runs it again."""
+    with db._session_maker.begin() as session:  # Cosmic Ray has no API for it
+        session.query(WorkResultStorage).filter(
+            WorkResultStorage.test_outcome == TestOutcome.SURVIVED
         ).delete(synchronize_session=False)
 
 
@@ -264,13 +294,11 @@ class Tally:
         )
 
 
-def tally(
-    db: WorkDB, suite: str
-) -> tuple[dict[str, Tally], list[tuple[WorkItem, WorkResult]]]:
+def tally(db: WorkDB, suite: str) -> tuple[dict[str, Tally], list[tuple[WorkItem, WorkResult]]]:
     """Per module tallies, and the surviving mutants with their results (but those
     ``[[beyond]]`` names for ``suite``)."""
-    beyond = {e.key for e in load_equivalents(table="beyond") if suite in e.suites}
-    equivalent = {e.key for e in load_equivalents() if suite in e.suites}
+    beyond = [e.key for e in load_equivalents(table="beyond") if suite in e.suites]
+    equivalent = [e.key for e in load_equivalents() if suite in e.suites]
     results = dict(db.results)
     per: dict[str, Tally] = defaultdict(Tally)
     survivors = []
@@ -290,9 +318,9 @@ def tally(
         elif result.test_outcome == TestOutcome.SURVIVED:
             # equivalents.toml as it stands now decides, whether or not the filter ran since.
             key = key_of(spec)
-            if key in equivalent:
+            if any(matches(entry, key) for entry in equivalent):
                 counts.equivalent += 1
-            elif key in beyond:
+            elif any(matches(entry, key) for entry in beyond):
                 counts.beyond += 1
             else:
                 counts.survived += 1
@@ -347,6 +375,8 @@ def main(argv: list[str]) -> int:
     reporting = sub.add_parser("report")
     reporting.add_argument("session")
     reporting.add_argument("suite", choices=SUITES)
+    forgetting = sub.add_parser("forget-survivors")
+    forgetting.add_argument("session")
     for name in ("show", "spec"):
         one = sub.add_parser(name)
         one.add_argument("session")
@@ -355,6 +385,8 @@ def main(argv: list[str]) -> int:
     with use_db(args.session, WorkDB.Mode.open) as db:
         if args.command == "filter":
             apply_filters(db, args.suite, args.sample, args.only)
+        elif args.command == "forget-survivors":
+            _forget_survivors(db)
         elif args.command == "report":
             print(report(db, args.suite))
         else:
