@@ -216,19 +216,20 @@ def apply_filters(db: WorkDB, suite: str, sample: int | None, only: list[str]) -
                 break
     for stale in {e.key for e in equivalents} - matched:
         print(f"stale entry in {EQUIVALENTS.name} (no such mutant): {stale}", file=sys.stderr)
-    done = {job for job, _ in db.results}
+    results = dict(db.results)
+    done = set(results)
     ordered = sorted(items, key=lambda i: _order(_sole_mutation(i)))
-    kept = {i.job_id for i in ordered}
+    # The sample is drawn from the mutants of the modules asked for that are not equivalent.
+    eligible = [
+        i
+        for i in ordered
+        if not (results.get(i.job_id) and (results[i.job_id].output or "").startswith(EQUIVALENT))
+        and (not only or any(fnmatch.fnmatch(str(_sole_mutation(i).module_path), p) for p in only))
+    ]
+    kept = {i.job_id for i in eligible}
     if sample is not None:
-        drawn = random.Random(SAMPLE_SEED).sample(ordered, min(sample, len(ordered)))
+        drawn = random.Random(SAMPLE_SEED).sample(eligible, min(sample, len(eligible)))
         kept = {i.job_id for i in drawn}
-    if only:
-        kept = {
-            i.job_id
-            for i in ordered
-            if i.job_id in kept
-            and any(fnmatch.fnmatch(str(_sole_mutation(i).module_path), p) for p in only)
-        }
     outside = [i.job_id for i in ordered if i.job_id not in kept and i.job_id not in done]
     if outside:
         db.set_multiple_results(
