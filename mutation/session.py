@@ -169,10 +169,16 @@ def _sole_mutation(item: WorkItem) -> MutationSpec:
     return spec
 
 
-def apply_filters(db: WorkDB, suite: str, sample: int | None, only: list[str]) -> None:
+def apply_filters(
+    db: WorkDB, suite: str, sample: int | None, only: list[str], survivors_only: bool = False
+) -> None:
     """Skip the equivalent mutants, then (given ``sample``) every mutant outside the sample and
     (given ``only``) every mutant of a module no pattern of ``only`` matches. The mutants left
-    out by an earlier sample or ``only`` are put back first, so each run chooses afresh."""
+    out by an earlier sample or ``only`` are put back first, so each run chooses afresh. With
+    ``survivors_only``, the survivors are forgotten and they alone are left to run."""
+    survivors = {job for job, result in db.results if result.test_outcome == TestOutcome.SURVIVED}
+    if survivors_only:
+        _forget_survivors(db)
     _put_back_not_run(db)
     rules = load_rules()
     spans: dict[Path, list[tuple[tuple[int, int], tuple[int, int]]]] = {}
@@ -232,6 +238,8 @@ def apply_filters(db: WorkDB, suite: str, sample: int | None, only: list[str]) -
         and (not only or any(fnmatch.fnmatch(str(_sole_mutation(i).module_path), p) for p in only))
     ]
     kept = {i.job_id for i in eligible}
+    if survivors_only:
+        kept &= survivors
     if sample is not None:
         drawn = random.Random(SAMPLE_SEED).sample(eligible, min(sample, len(eligible)))
         kept = {i.job_id for i in drawn}
@@ -378,6 +386,7 @@ def main(argv: list[str]) -> int:
     filtering.add_argument("suite", choices=SUITES)
     filtering.add_argument("--sample", type=int)
     filtering.add_argument("--only", action="append", default=[], metavar="GLOB")
+    filtering.add_argument("--survivors-only", action="store_true")
     reporting = sub.add_parser("report")
     reporting.add_argument("session")
     reporting.add_argument("suite", choices=SUITES)
@@ -390,7 +399,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     with use_db(args.session, WorkDB.Mode.open) as db:
         if args.command == "filter":
-            apply_filters(db, args.suite, args.sample, args.only)
+            apply_filters(db, args.suite, args.sample, args.only, args.survivors_only)
         elif args.command == "forget-survivors":
             _forget_survivors(db)
         elif args.command == "report":
