@@ -9,9 +9,10 @@ from itertools import pairwise
 from hypothesis import strategies as st
 
 from ._invalid import strictly_parses
-from ._knobs import label_draw, rarely
+from ._knobs import between, label_draw, rarely
 
 __all__ = [
+    "cut",
     "dangerous_cuts",
     "fragments",
     "kinds_of_cut",
@@ -123,12 +124,16 @@ def _cut_instructions(length: int, max_cuts: int) -> st.SearchStrategy[list[tupl
     )
 
 
-@st.composite
-def _fragments(draw: st.DrawFn, text: str, max_cuts: int) -> tuple[str, ...]:
+_NO_TEXT = st.sampled_from(((), ("",)))
+
+
+def cut(draw: st.DrawFn, text: str, max_cuts: int = 8) -> tuple[str, ...]:
+    """What ``fragments(text)`` draws, drawn in the caller's span (no strategy built per text
+    but the cut instructions', which are kept per length)."""
     if len(text) < 2:
         if text:
             return (text,)
-        return tuple(draw(st.sampled_from(((), ("",)))))
+        return tuple(draw(_NO_TEXT))
     danger = dangerous_cuts(text)
     kinds = sorted(danger)
     points: set[int] = set()
@@ -150,7 +155,7 @@ def _fragments(draw: st.DrawFn, text: str, max_cuts: int) -> tuple[str, ...]:
     bounds = [0, *sorted(points), len(text)]
     pieces = [text[a:b] for a, b in pairwise(bounds)]
     if draw(rarely(5)):
-        pieces.insert(draw(st.integers(0, len(pieces))), "")
+        pieces.insert(draw(between(0, len(pieces))), "")
         label_draw("fragments: an empty fragment")
     return tuple(pieces)
 
@@ -162,3 +167,8 @@ def fragments(text: str, *, max_cuts: int = 8) -> st.SearchStrategy[tuple[str, .
     fragment among them (A4: a no-op). Empty text is no fragment at all or one empty one.
     Shrinks to the whole text in one fragment."""
     return _fragments(text, max_cuts)
+
+
+@st.composite
+def _fragments(draw: st.DrawFn, text: str, max_cuts: int) -> tuple[str, ...]:
+    return cut(draw, text, max_cuts)

@@ -18,6 +18,7 @@ __all__ = [
     "Spelling",
     "argument_text",
     "quote",
+    "spell",
     "strings",
 ]
 
@@ -92,18 +93,25 @@ _LAYOUTS = (
 _PADS = ((" ", ""), ("", "\n"), ("\r\n\t ", " \n"))
 
 
-@cache
-def _spellings() -> st.SearchStrategy[Spelling]:
-    return st.builds(
-        replace,
-        st.sampled_from(_LAYOUTS),
-        escape=st.sampled_from(("raw", "ascii", "every", "alternate")),
-        slash=rarely(20),
-        upper_hex=rarely(30),
-        short=st.integers(0, 99).map(lambda n: n < 80),
-        exponent=st.sampled_from(("e+", "E", "e")),
-        reverse_keys=rarely(20),
-        pad=sometimes(("", ""), _PADS, 20),
+_LAYOUT = st.sampled_from(_LAYOUTS)
+_ESCAPE: st.SearchStrategy[Literal["raw", "ascii", "every", "alternate"]] = st.sampled_from(
+    ("raw", "ascii", "every", "alternate")
+)
+_EXPONENT: st.SearchStrategy[Literal["e+", "E", "e"]] = st.sampled_from(("e+", "E", "e"))
+
+
+def _spelling(draw: st.DrawFn) -> Spelling:
+    """One spelling, a knob per draw in the caller's span (``st.builds`` would add a span and a
+    strategy per knob)."""
+    return replace(
+        draw(_LAYOUT),
+        escape=draw(_ESCAPE),
+        slash=draw(rarely(20)),
+        upper_hex=draw(rarely(30)),
+        short=not draw(rarely(20)),
+        exponent=draw(_EXPONENT),
+        reverse_keys=draw(rarely(20)),
+        pad=draw(sometimes(("", ""), _PADS, 20)),
     )
 
 
@@ -181,9 +189,9 @@ def _hex(code: int, spelling: Spelling) -> str:
     return f"\\u{code:04X}" if spelling.upper_hex else f"\\u{code:04x}"
 
 
-@st.composite
-def _argument_text(draw: st.DrawFn, value: Json) -> str:
-    spelling = draw(_spellings())
+def spell(draw: st.DrawFn, value: Json) -> str:
+    """What ``argument_text(value)`` draws, drawn in the caller's span."""
+    spelling = _spelling(draw)
     label_draw(f"spelling: {spelling.layout}, escapes {spelling.escape}")
     if spelling.slash:
         label_draw("spelling: escaped slashes")
@@ -198,3 +206,8 @@ def argument_text(value: Json) -> st.SearchStrategy[str]:
     case hex); ``\\/`` for slashes; exponent spellings; key order; leading and trailing
     whitespace. Lone surrogates are always escaped, so the text is always UTF-8-encodable."""
     return _argument_text(value)
+
+
+@st.composite
+def _argument_text(draw: st.DrawFn, value: Json) -> str:
+    return spell(draw, value)
