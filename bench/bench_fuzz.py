@@ -78,6 +78,8 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
     """Seconds spent in each stage over ``examples`` derandomised examples, and the wall and CPU
     time of the whole run."""
     spent: dict[str, float] = defaultdict(float)
+    used: dict[str, float] = defaultdict(float)
+    """CPU seconds per stage: on a loaded machine wall time stretches, CPU time much less."""
     counted = [0]
     profile = implementation.declaration.profile
     drawn = strategies.scenarios()  # built once, as the fuzzer builds it
@@ -92,13 +94,14 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
         suppress_health_check=list(HealthCheck),
     )
     def one(data: st.DataObject) -> None:
-        clock = time.perf_counter()
+        clock, cpu = time.perf_counter(), time.process_time()
 
         def lap(stage: str) -> None:
-            nonlocal clock
-            now = time.perf_counter()
+            nonlocal clock, cpu
+            now, cpu_now = time.perf_counter(), time.process_time()
             spent[stage] += now - clock
-            clock = now
+            used[stage] += cpu_now - cpu
+            clock, cpu = now, cpu_now
 
         scenario = data.draw(drawn)
         lap("scenario")
@@ -120,7 +123,14 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
     started, cpu = time.perf_counter(), time.process_time()
     one()
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-    return {"examples": counted[0], "wall": wall, "cpu": cpu, "stages": dict(spent), "load": load()}
+    return {
+        "examples": counted[0],
+        "wall": wall,
+        "cpu": cpu,
+        "stages": dict(spent),
+        "cpu_stages": dict(used),
+        "load": load(),
+    }
 
 
 def throughput(implementation: Implementation, examples: int, workers: int) -> dict[str, Any]:
@@ -179,15 +189,18 @@ def isolation_cost(implementation: Implementation, examples: int) -> dict[str, A
 
 
 def split(stages: dict[str, Any]) -> dict[str, float]:
-    """Milliseconds per example: the harness's (everything but feeding the implementation,
-    Hypothesis's engine included), the implementation's, and the CPU time of both."""
+    """Milliseconds per example, wall and CPU: the harness's (everything but feeding the
+    implementation, Hypothesis's engine included) and the implementation's."""
     examples = max(stages["examples"], 1)
-    own = stages["stages"].get("implementation", 0.0)
-    return {
-        "harness_ms": 1000 * (stages["wall"] - own) / examples,
-        "implementation_ms": 1000 * own / examples,
-        "cpu_ms": 1000 * stages["cpu"] / examples,
-    }
+    figures = {}
+    for clock, total, by_stage in (
+        ("wall", stages["wall"], stages["stages"]),
+        ("cpu", stages["cpu"], stages["cpu_stages"]),
+    ):
+        own = by_stage.get("implementation", 0.0)
+        figures[f"harness_{clock}_ms"] = 1000 * (total - own) / examples
+        figures[f"implementation_{clock}_ms"] = 1000 * own / examples
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -210,25 +223,26 @@ def main(argv: list[str] | None = None) -> int:
         f"\nWhere the time goes ({stages['examples']} examples, {wall:.1f} s in one process, "
         f"{stages['cpu']:.1f} s CPU; {stages['load']}):"
     )
-    accounted = 0.0
-    for stage, what in STAGES:
-        seconds = stages["stages"].get(stage, 0.0)
-        accounted += seconds
-        per = 1000 * seconds / max(stages["examples"], 1)
-        print(f"  {what:<66} {per:7.2f} ms  {100 * seconds / wall:5.1f} %")
-    engine = wall - accounted
-    per = 1000 * engine / max(stages["examples"], 1)
-    print(
-        f"  {'Hypothesis engine (choosing, recording, bookkeeping)':<66} {per:7.2f} ms  "
-        f"{100 * engine / wall:5.1f} %"
-    )
+    examples = max(stages["examples"], 1)
+    print(f"  {'':<60} {'wall ms':>9} {'':>7} {'CPU ms':>9} {'':>7}")
+    rows = [
+        (what, stages["stages"].get(s, 0.0), stages["cpu_stages"].get(s, 0.0)) for s, what in STAGES
+    ]
+    engine = "Hypothesis engine (choosing, recording, bookkeeping)"
+    rows.append((engine, wall - sum(r[1] for r in rows), stages["cpu"] - sum(r[2] for r in rows)))
+    for what, seconds, cpu in rows:
+        print(
+            f"  {what[:60]:<60} {1000 * seconds / examples:9.2f} {100 * seconds / wall:6.1f}%"
+            f" {1000 * cpu / examples:9.2f} {100 * cpu / max(stages['cpu'], 1e-9):6.1f}%"
+        )
     stages["split"] = split(stages)
-    harness, own = stages["split"]["harness_ms"], stages["split"]["implementation_ms"]
-    print(
-        f"  harness {harness:.2f} ms per example against the implementation's {own:.2f} ms "
-        f"({harness / own if own else float('inf'):.2f}x); CPU: {stages['split']['cpu_ms']:.2f} ms "
-        "per example in all"
-    )
+    cut = stages["split"]
+    for clock in ("wall", "cpu"):
+        harness, own = cut[f"harness_{clock}_ms"], cut[f"implementation_{clock}_ms"]
+        print(
+            f"  {clock}: the harness {harness:.2f} ms per example, the implementation {own:.2f} ms"
+            f" (harness/implementation {harness / own if own else float('inf'):.2f}x)"
+        )
 
     print("\nThroughput of callstream fuzz --profile ci:")
     runs = [throughput(implementation, args.examples, workers) for workers in (1, 2)]
