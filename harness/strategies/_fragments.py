@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from itertools import pairwise
 
 from hypothesis import strategies as st
@@ -37,6 +37,13 @@ def dangerous_cuts(text: str) -> dict[str, tuple[int, ...]]:
       closed (``{`` reads as ``{}``, ``{"a":1`` as ``{"a":1}``), or already is JSON (only
       whitespace follows), which fools anything that releases a call when its text parses.
     """
+    return dict(_dangers(text))
+
+
+@lru_cache(maxsize=1024)
+def _dangers(text: str) -> dict[str, tuple[int, ...]]:
+    """``dangerous_cuts``, kept for the texts seen last (the shrinker replays the same calls
+    many times, and each costs a parse per prefix). Read only: the dict is shared."""
     found: dict[str, set[int]] = {}
 
     def add(kind: str, *positions: int) -> None:
@@ -134,7 +141,7 @@ def cut(draw: st.DrawFn, text: str, max_cuts: int = 8) -> tuple[str, ...]:
         if text:
             return (text,)
         return tuple(draw(_NO_TEXT))
-    danger = dangerous_cuts(text)
+    danger = _dangers(text)
     kinds = sorted(danger)
     points: set[int] = set()
     one_each = draw(rarely(5))
