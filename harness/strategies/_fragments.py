@@ -124,11 +124,18 @@ def kinds_of_cut(danger: Mapping[str, Sequence[int]], points: Iterable[int]) -> 
 @cache
 def _cut_instructions(length: int, max_cuts: int) -> st.SearchStrategy[list[tuple[int, int, int]]]:
     """Cut instructions for a text of ``length``: (mode, position, which). Mode 0 cuts at the
-    position, 1 at a dangerous place, 2 ends a run of one-character fragments there."""
+    position, 1 at a dangerous place, 2 ends a run of one-character fragments there, 3 (rarely)
+    cuts a short text into one character each."""
     return st.lists(
-        st.tuples(st.integers(0, 2), st.integers(1, length - 1), st.integers(0, 255)),
+        st.tuples(_MODES, st.integers(1, length - 1), st.integers(0, 255)),
         max_size=max_cuts,
     )
+
+
+_MODES = st.sampled_from((0,) * 33 + (1,) * 33 + (2,) * 33 + (3,))
+"""A third of the instructions each of the first three modes; one in a hundred cuts every
+character, so about one text in thirty is cut so (as often as a knob of its own drew it), by an
+instruction the shrinker turns into a single cut, where a knob turned off left the text whole."""
 
 
 _NO_TEXT = st.sampled_from(((), ("",)))
@@ -144,19 +151,17 @@ def cut(draw: st.DrawFn, text: str, max_cuts: int = 8) -> tuple[str, ...]:
     danger = _dangers(text)
     kinds = sorted(danger)
     points: set[int] = set()
-    one_each = draw(rarely(5))
-    if one_each and len(text) <= 48:
-        points.update(range(1, len(text)))
-        label_draw("fragments: one character each")
-    else:
-        for mode, at, which in draw(_cut_instructions(len(text), max_cuts)):
-            if mode == 1 and kinds:  # a dangerous cut: ``at`` picks the kind, ``which`` the place
-                places = danger[kinds[at % len(kinds)]]
-                points.add(places[which % len(places)])
-            elif mode == 2:  # a run of one-character fragments ending at ``at``
-                points.update(p for p in range(at - which % 6, at + 1) if p > 0)
-            else:
-                points.add(at)
+    for mode, at, which in draw(_cut_instructions(len(text), max_cuts)):
+        if mode == 1 and kinds:  # a dangerous cut: ``at`` picks the kind, ``which`` the place
+            places = danger[kinds[at % len(kinds)]]
+            points.add(places[which % len(places)])
+        elif mode == 2:  # a run of one-character fragments ending at ``at``
+            points.update(p for p in range(at - which % 6, at + 1) if p > 0)
+        elif mode == 3 and len(text) <= 48:  # every character its own fragment
+            points.update(range(1, len(text)))
+            label_draw("fragments: one character each")
+        else:
+            points.add(at)
     for kind in kinds_of_cut(danger, points):
         label_draw(f"cut {kind}")
     bounds = [0, *sorted(points), len(text)]
