@@ -19,6 +19,7 @@ __all__ = [
     "between",
     "label_draw",
     "mostly",
+    "mostly_one_of",
     "pick",
     "rarely",
     "seen_events",
@@ -44,6 +45,27 @@ def mostly(
     """A draw from ``common``, or about ``percent`` times in a hundred from ``odd`` (``one_of``
     would pick each half of the time); shrinks towards ``common``."""
     return draw(odd if draw(rarely(percent)) else common)
+
+
+_ODD = object()
+"""Stands in a table of outcomes for "a draw from the odd strategy"."""
+
+
+@st.composite
+def _one_or_odd(draw: st.DrawFn, table: st.SearchStrategy[Any], odd: st.SearchStrategy[Any]) -> Any:
+    value = draw(table)
+    return draw(odd) if value is _ODD else value
+
+
+def mostly_one_of(
+    common: tuple[Any, ...], odd: st.SearchStrategy[Any], percent: int
+) -> st.SearchStrategy[Any]:
+    """One of ``common`` (each about as often), or about ``percent`` times in a hundred a draw
+    from ``odd``: ``mostly(st.sampled_from(common), odd, percent)`` in one choice where that
+    takes two, and a span fewer; shrinks to ``common[0]``. Build it once (module level)."""
+    share = max(100 - percent, len(common))
+    table = tuple(common[k * len(common) // share] for k in range(share)) + (_ODD,) * percent
+    return _one_or_odd(st.sampled_from(table), odd)
 
 
 @cache

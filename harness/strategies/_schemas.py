@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from callstream.reference import Tool
 
 from ._json_text import CHARACTERS, strings
-from ._knobs import Schema, between, mostly, rarely, sometimes
+from ._knobs import Schema, between, mostly, mostly_one_of, rarely, sometimes
 
 __all__ = [
     "KEYS",
@@ -29,8 +29,8 @@ def fresh_key(key: str, taken: Iterable[str]) -> str:
 
 
 _NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
-_TOOL_NAMES = mostly(
-    st.sampled_from(("get_weather", "search", "lookup", "send_email", "read_file")),
+_TOOL_NAMES = mostly_one_of(
+    ("get_weather", "search", "lookup", "send_email", "read_file"),
     st.builds(
         str.__add__,
         st.sampled_from(_NAME_CHARACTERS[:52] + "_"),
@@ -40,8 +40,8 @@ _TOOL_NAMES = mostly(
 )
 """Within OpenAI's rule for function names, ``^[a-zA-Z0-9_-]{1,64}$``."""
 _KEY_NAMES = ("a", "b", "city", "query", "path", "limit", "units", "tags", "options", "body")
-KEYS = mostly(
-    st.sampled_from(_KEY_NAMES),
+KEYS = mostly_one_of(
+    _KEY_NAMES,
     st.text(st.one_of(st.sampled_from("abxyz_"), CHARACTERS), min_size=1, max_size=6),
     25,
 )
