@@ -20,6 +20,11 @@ Three measurements, against the reference assembler unless ``--impl`` says other
    process, as the fuzzer runs every example, and run in a process of its own, as it replays
    and shrinks an example that ended a worker.
 
+The first measurement ends with the split the fuzzer is judged by: the harness's milliseconds per
+example (everything but the implementation: drawing, rendering, the oracle, the checks and the
+engine) next to the implementation's own, wall and CPU. The machine is shared, so the load
+average is printed with each figure: compare figures from one run, or runs back to back.
+
 The figures are for people and CI artefacts, not a gate: the exit status is 0 whatever they are.
 """
 
@@ -64,11 +69,20 @@ STAGES = (
 )
 
 
+def load() -> str:
+    """The load average over the last minute, as printed next to each figure."""
+    return f"load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "load unknown"
+
+
 def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]:
-    """Seconds spent in each stage over ``examples`` derandomised examples, and the wall time."""
+    """Seconds spent in each stage over ``examples`` derandomised examples, and the wall and CPU
+    time of the whole run."""
     spent: dict[str, float] = defaultdict(float)
+    used: dict[str, float] = defaultdict(float)
+    """CPU seconds per stage: on a loaded machine wall time stretches, CPU time much less."""
     counted = [0]
     profile = implementation.declaration.profile
+    drawn = strategies.scenarios()  # built once, as the fuzzer builds it
 
     @given(data=st.data())
     @settings(
@@ -80,15 +94,16 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
         suppress_health_check=list(HealthCheck),
     )
     def one(data: st.DataObject) -> None:
-        clock = time.perf_counter()
+        clock, cpu = time.perf_counter(), time.process_time()
 
         def lap(stage: str) -> None:
-            nonlocal clock
-            now = time.perf_counter()
+            nonlocal clock, cpu
+            now, cpu_now = time.perf_counter(), time.process_time()
             spent[stage] += now - clock
-            clock = now
+            used[stage] += cpu_now - cpu
+            clock, cpu = now, cpu_now
 
-        scenario = data.draw(strategies.scenarios())
+        scenario = data.draw(drawn)
         lap("scenario")
         raw = render(scenario.spec)
         lap("render")
@@ -105,10 +120,17 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
             lap("checks")
         counted[0] += 1
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     one()
-    wall = time.perf_counter() - started
-    return {"examples": counted[0], "wall": wall, "stages": dict(spent)}
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {
+        "examples": counted[0],
+        "wall": wall,
+        "cpu": cpu,
+        "stages": dict(spent),
+        "cpu_stages": dict(used),
+        "load": load(),
+    }
 
 
 def throughput(implementation: Implementation, examples: int, workers: int) -> dict[str, Any]:
@@ -128,6 +150,7 @@ def throughput(implementation: Implementation, examples: int, workers: int) -> d
         "seconds": result.elapsed,
         "per_second": result.examples / result.elapsed,
         "found": result.found is not None,
+        "load": load(),
     }
 
 
@@ -135,6 +158,7 @@ def isolation_cost(implementation: Implementation, examples: int) -> dict[str, A
     """Milliseconds per case in process and in a process of its own, over ``examples`` drawn
     cases (drawn first, then timed, so drawing is not counted)."""
     cases: list[tuple[Any, Any]] = []
+    drawn = strategies.scenarios()
 
     @given(data=st.data())
     @settings(
@@ -146,7 +170,7 @@ def isolation_cost(implementation: Implementation, examples: int) -> dict[str, A
         suppress_health_check=list(HealthCheck),
     )
     def draw(data: st.DataObject) -> None:
-        scenario = data.draw(strategies.scenarios())
+        scenario = data.draw(drawn)
         cases.append((scenario, data.draw(strategies.splittings(render(scenario.spec).data))))
 
     draw()
@@ -164,6 +188,21 @@ def isolation_cost(implementation: Implementation, examples: int) -> dict[str, A
     return {"cases": len(cases), "ms_per_case": spent}
 
 
+def split(stages: dict[str, Any]) -> dict[str, float]:
+    """Milliseconds per example, wall and CPU: the harness's (everything but feeding the
+    implementation, Hypothesis's engine included) and the implementation's."""
+    examples = max(stages["examples"], 1)
+    figures = {}
+    for clock, total, by_stage in (
+        ("wall", stages["wall"], stages["stages"]),
+        ("cpu", stages["cpu"], stages["cpu_stages"]),
+    ):
+        own = by_stage.get("implementation", 0.0)
+        figures[f"harness_{clock}_ms"] = 1000 * (total - own) / examples
+        figures[f"implementation_{clock}_ms"] = 1000 * own / examples
+    return figures
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure, print a table, optionally write JSON."""
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
@@ -177,21 +216,33 @@ def main(argv: list[str] | None = None) -> int:
         f"Python {platform.python_version()}, {os.cpu_count()} CPUs"
     )
 
+    print(f"at start: {load()}")
     stages = stage_times(implementation, args.examples)
     wall = stages["wall"]
-    print(f"\nWhere the time goes ({stages['examples']} examples, {wall:.1f} s in one process):")
-    accounted = 0.0
-    for stage, what in STAGES:
-        seconds = stages["stages"].get(stage, 0.0)
-        accounted += seconds
-        per = 1000 * seconds / max(stages["examples"], 1)
-        print(f"  {what:<66} {per:7.2f} ms  {100 * seconds / wall:5.1f} %")
-    engine = wall - accounted
-    per = 1000 * engine / max(stages["examples"], 1)
     print(
-        f"  {'Hypothesis engine (choosing, recording, bookkeeping)':<66} {per:7.2f} ms  "
-        f"{100 * engine / wall:5.1f} %"
+        f"\nWhere the time goes ({stages['examples']} examples, {wall:.1f} s in one process, "
+        f"{stages['cpu']:.1f} s CPU; {stages['load']}):"
     )
+    examples = max(stages["examples"], 1)
+    print(f"  {'':<60} {'wall ms':>9} {'':>7} {'CPU ms':>9} {'':>7}")
+    rows = [
+        (what, stages["stages"].get(s, 0.0), stages["cpu_stages"].get(s, 0.0)) for s, what in STAGES
+    ]
+    engine = "Hypothesis engine (choosing, recording, bookkeeping)"
+    rows.append((engine, wall - sum(r[1] for r in rows), stages["cpu"] - sum(r[2] for r in rows)))
+    for what, seconds, cpu in rows:
+        print(
+            f"  {what[:60]:<60} {1000 * seconds / examples:9.2f} {100 * seconds / wall:6.1f}%"
+            f" {1000 * cpu / examples:9.2f} {100 * cpu / max(stages['cpu'], 1e-9):6.1f}%"
+        )
+    stages["split"] = split(stages)
+    cut = stages["split"]
+    for clock in ("wall", "cpu"):
+        harness, own = cut[f"harness_{clock}_ms"], cut[f"implementation_{clock}_ms"]
+        print(
+            f"  {clock}: the harness {harness:.2f} ms per example, the implementation {own:.2f} ms"
+            f" (harness/implementation {harness / own if own else float('inf'):.2f}x)"
+        )
 
     print("\nThroughput of callstream fuzz --profile ci:")
     runs = [throughput(implementation, args.examples, workers) for workers in (1, 2)]
@@ -199,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         found = " (stopped at a find)" if run["found"] else ""
         print(
             f"  {run['workers']} worker(s): {run['examples']} examples in {run['seconds']:.1f} s"
-            f" = {run['per_second']:.1f} examples/s{found}"
+            f" = {run['per_second']:.1f} examples/s{found} ({run['load']})"
         )
     if runs[0]["per_second"]:
         print(f"  speed-up with 2 workers: {runs[1]['per_second'] / runs[0]['per_second']:.2f}x")

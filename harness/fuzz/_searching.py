@@ -199,7 +199,9 @@ def _drawn(implementation: Implementation) -> st.SearchStrategy[Scenario]:
     ]
     if len(dialects) <= 1:
         return strategies.scenarios(dialect=dialects[0] if dialects else "openai-chat")
-    return st.sampled_from(dialects).flatmap(lambda name: strategies.scenarios(dialect=name))
+    # Each dialect's strategy built once, not once per example.
+    by_dialect = {name: strategies.scenarios(dialect=name) for name in dialects}
+    return st.sampled_from(dialects).flatmap(by_dialect.__getitem__)
 
 
 def _replayable(splitting: Splitting, data: bytes) -> Splitting:

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from callstream.reference import Limits, Tool
 
 from ..core.spec import CallPlan, Ending, Noise, Schedule, StreamSpec, Transport
-from ._calls import call_plans
-from ._knobs import aim, label_draw, rarely, sometimes
+from ._calls import draw_call_plans
+from ._knobs import aim, between, label_draw, rarely, sometimes
 from ._predictable import predictable
 from ._schemas import tools
 
@@ -34,6 +34,10 @@ __all__ = ["anthropic_stream_specs"]
 _DIALECT = "anthropic-messages"
 _CUTTING = ("max_tokens", "refusal", "pause_turn", "model_context_window_exceeded")
 _FINISHES = ("max_tokens", None, "end_turn", "refusal", "pause_turn", "stop_sequence", *_CUTTING)
+_FINISH = st.sampled_from(_FINISHES)
+_NEWLINE: st.SearchStrategy[Literal["lf", "crlf", "cr", "mixed"]] = st.sampled_from(
+    ("lf", "crlf", "cr", "mixed")
+)
 _SCHEDULES: tuple[Schedule, ...] = ("interleaved", "whole")
 _TRANSPORT_KNOBS = ("unnamed", "empty_data", "bare_event", "trailing_space")
 _CONTENTS = ("I'll look that up.", "", "Sure — un instant 😀\n")
@@ -63,7 +67,7 @@ def _resent(draw: st.DrawFn, plan: CallPlan, position: int) -> CallPlan:
         plain = replace(plain, omit_index=True)
     elif draw(rarely(6)):
         label_draw("anthropic: block index past a gap")
-        plain = replace(plain, index=position + draw(st.integers(2, 4)))
+        plain = replace(plain, index=position + draw(between(2, 4)))
     if _is_object(plan.arguments) and draw(rarely(10)):
         as_value = draw(st.booleans())
         label_draw("anthropic: input in content_block_start" + (" only" if as_value else ""))
@@ -76,7 +80,7 @@ def _cut_short(draw: st.DrawFn, plan: CallPlan) -> CallPlan:
     text = plan.arguments
     if len(text) < 2 or plan.arguments_as_value or plan.header_arguments:
         return plan
-    keep = draw(st.integers(1, len(text) - 1))
+    keep = draw(between(1, len(text) - 1))
     pieces: list[str] = []
     taken = 0
     for fragment in plan.fragments:
@@ -89,11 +93,10 @@ def _cut_short(draw: st.DrawFn, plan: CallPlan) -> CallPlan:
     return replace(plan, arguments=text[:keep], fragments=tuple(p for p in pieces if p))
 
 
-@st.composite
 def _endings(draw: st.DrawFn) -> Ending:
     if not draw(rarely(60)):
         return Ending()
-    finish = draw(st.sampled_from(_FINISHES))
+    finish = draw(_FINISH)
     error: Literal["event"] | None = "event" if draw(rarely(10)) else None
     done = not draw(rarely(25))
     cut = draw(rarely(15)) and error is None and (done or finish is not None)
@@ -101,12 +104,11 @@ def _endings(draw: st.DrawFn) -> Ending:
     return Ending(finish=finish, error=error, done=done, cut=cut)
 
 
-@st.composite
 def _transports(draw: st.DrawFn) -> Transport:
     if not draw(rarely(30)):
         return Transport()
     transport = Transport(
-        newline=draw(st.sampled_from(("lf", "crlf", "cr", "mixed"))),
+        newline=draw(_NEWLINE),
         space=not draw(rarely(30)),
         bom=draw(rarely(30)),
         multiline=draw(rarely(20)),
@@ -136,13 +138,9 @@ def anthropic_stream_specs(
     if not functions:
         reject()
     schedule = draw(sometimes("sequential", _SCHEDULES, 25))
-    drawn = draw(
-        call_plans(
-            functions, schedule=schedule, max_calls=max_calls, lone_surrogates=lone_surrogates
-        )
-    )
+    drawn = draw_call_plans(draw, functions, 1, schedule, max_calls, lone_surrogates)
     calls = [_resent(draw, plan, position) for position, plan in enumerate(drawn)]
-    ending = draw(_endings())
+    ending = _endings(draw)
     if calls and ending.finish in _CUTTING and draw(rarely(70)):
         calls[-1] = _cut_short(draw, calls[-1])
     noise = Noise(
@@ -154,7 +152,7 @@ def anthropic_stream_specs(
     small = draw(rarely(6))
     if calls and small and not any(p.omit_index or p.index for p in calls):
         largest = max(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)
-        limits = Limits(max_argument_bytes=draw(st.integers(1, max(1, largest))))
+        limits = Limits(max_argument_bytes=draw(between(1, max(1, largest))))
         label_draw("limits: small max_argument_bytes")
     spec = StreamSpec(
         tools=exposed,
@@ -162,7 +160,7 @@ def anthropic_stream_specs(
         schedule=schedule,
         noise=noise,
         ending=ending,
-        transport=draw(_transports()),
+        transport=_transports(draw),
         limits=limits,
         dialect=_DIALECT,
     )

@@ -11,11 +11,13 @@ from hypothesis import strategies as st
 from callstream.reference import Tool
 
 from ._json_text import strings
-from ._knobs import Json, label_draw, rarely
+from ._knobs import Json, between, label_draw, pick, rarely
 from ._schemas import KEYS, fresh_key
 
 __all__ = [
     "arguments_for",
+    "draw_valid",
+    "draw_value",
     "json_scalars",
     "valid_arguments",
     "values_of",
@@ -46,27 +48,43 @@ def _json_values(lone: bool) -> st.SearchStrategy[Json]:
     )
 
 
+@cache
+def _any_objects(lone: bool) -> st.SearchStrategy[dict[str, Json]]:
+    return st.dictionaries(KEYS, _json_values(lone), max_size=3)
+
+
 def values_of(schema: Mapping[str, Any] | None, lone: bool) -> st.SearchStrategy[Json]:
     """Values valid against ``schema`` (the subset ``tools()`` generates)."""
     if not schema or schema.get("type") != "object":
         # No schema, ``{}``: any object (arguments are always an object).
-        return st.dictionaries(KEYS, _json_values(lone), max_size=3)
+        return _any_objects(lone)
     return _value_for(schema, lone)
+
+
+def draw_value(draw: st.DrawFn, schema: Mapping[str, Any] | None, lone: bool) -> Json:
+    """What ``values_of(schema, lone)`` draws, drawn in the caller's span."""
+    if not schema or schema.get("type") != "object":
+        return draw(_any_objects(lone))
+    return _value(draw, schema, lone)
 
 
 @st.composite
 def _value_for(draw: st.DrawFn, schema: Mapping[str, Any], lone: bool) -> Json:
+    return _value(draw, schema, lone)
+
+
+def _value(draw: st.DrawFn, schema: Mapping[str, Any], lone: bool) -> Json:
     """A value valid against ``schema``, drawn directly (a strategy built per schema costs
     several times as much: Hypothesis works out each new strategy's properties)."""
     if "enum" in schema:
-        return draw(st.sampled_from(list(schema["enum"])))
+        return pick(draw, schema["enum"])
     kind = schema.get("type")
     if isinstance(kind, list):
-        kind = draw(st.sampled_from(kind))
+        kind = pick(draw, kind)
     if kind == "string":
         return draw(strings(min_size=schema.get("minLength", 0), lone_surrogates=lone))
     if kind == "integer":
-        return draw(st.integers(schema.get("minimum", -(2**53)), schema.get("maximum", 2**53)))
+        return draw(between(schema.get("minimum", -(2**53)), schema.get("maximum", 2**53)))
     if kind == "number":
         return draw(_NUMBERS)
     if kind == "boolean":
@@ -77,37 +95,41 @@ def _value_for(draw: st.DrawFn, schema: Mapping[str, Any], lone: bool) -> Json:
         items: list[Json] = []
         least = schema.get("minItems", 0)
         while len(items) < least or (len(items) < 3 and draw(st.booleans())):
-            items.append(draw(_value_for(schema["items"], lone)))
+            items.append(_value(draw, schema["items"], lone))
         return items
     if kind == "object":
-        return draw(_object_for(schema, lone))
+        return _object(draw, schema, lone)
     return draw(_json_values(lone))
 
 
 _NUMBERS = st.one_of(st.floats(allow_nan=False, allow_infinity=False), _INTEGERS)
 
 
-@st.composite
-def _object_for(draw: st.DrawFn, schema: Mapping[str, Any], lone: bool) -> dict[str, Json]:
+def _object(draw: st.DrawFn, schema: Mapping[str, Any], lone: bool) -> dict[str, Json]:
     properties: Mapping[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", ()))
     value: dict[str, Json] = {}
     for key, sub in properties.items():
         if key in required or draw(st.booleans()):
-            value[key] = draw(_value_for(sub, lone))
+            value[key] = _value(draw, sub, lone)
     if schema.get("additionalProperties") is not False and draw(rarely(15)):
-        for _ in range(draw(st.integers(1, 2))):
+        for _ in range(draw(between(1, 2))):
             value.setdefault(fresh_key(draw(KEYS), properties), draw(json_scalars(lone)))
+    return value
+
+
+def draw_valid(draw: st.DrawFn, tool: Tool, lone_surrogates: bool) -> dict[str, Json]:
+    """What ``arguments_for(tool)`` draws, drawn in the caller's span."""
+    lone = lone_surrogates and draw(rarely(10))
+    if lone:
+        label_draw("arguments: lone surrogates allowed")
+    value: dict[str, Json] = draw_value(draw, tool.parameters, lone)
     return value
 
 
 @st.composite
 def valid_arguments(draw: st.DrawFn, tool: Tool, lone_surrogates: bool) -> dict[str, Json]:
-    lone = lone_surrogates and draw(rarely(10))
-    if lone:
-        label_draw("arguments: lone surrogates allowed")
-    value: dict[str, Json] = draw(values_of(tool.parameters, lone))
-    return value
+    return draw_valid(draw, tool, lone_surrogates)
 
 
 def arguments_for(tool: Tool, *, lone_surrogates: bool = True) -> st.SearchStrategy[dict[str, Any]]:

@@ -20,14 +20,15 @@ from ..core.spec import (
     NamePolicy,
     Schedule,
 )
-from ._arguments import values_of
-from ._fragments import fragments
-from ._invalid import malformed, schema_violation, violations
-from ._json_text import SURROGATE, argument_text
-from ._knobs import Json, label_draw, rarely, sometimes
+from ._arguments import draw_value
+from ._fragments import cut
+from ._invalid import draw_malformed, draw_schema_violation, violations
+from ._json_text import SURROGATE, spell
+from ._knobs import Json, between, label_draw, pick, rarely, sometimes
 
 __all__ = [
     "call_plans",
+    "draw_call_plans",
 ]
 
 
@@ -50,9 +51,10 @@ class _Draft:
     """The value may hold lone surrogates (which a JSON value on the wire cannot)."""
 
 
-@st.composite
-def _drafts(draw: st.DrawFn, tools: Sequence[Tool], lone_surrogates: bool) -> _Draft:
-    tool = draw(st.sampled_from(tools))
+def _draft(draw: st.DrawFn, tools: Sequence[Tool], lone_surrogates: bool) -> _Draft:
+    """Who one call names and its argument text (drawn inside the call's span: no strategy is
+    built per call)."""
+    tool: Tool = pick(draw, tools)
     outcome = draw(sometimes("valid", _OUTCOMES, 20))
     if outcome == "schema_violation" and not violations(tool.parameters):
         outcome = "malformed_json"
@@ -61,18 +63,17 @@ def _drafts(draw: st.DrawFn, tools: Sequence[Tool], lone_surrogates: bool) -> _D
     if outcome == "no_arguments":
         return _Draft(tool.name, "", outcome, lone=lone)
     if outcome in ("malformed_json", "schema_violation"):
-        invalid = draw(
-            schema_violation(tool, lone) if outcome == "schema_violation" else malformed(tool, lone)
-        )
+        damage = draw_schema_violation if outcome == "schema_violation" else draw_malformed
+        invalid = damage(draw, tool, lone)
         label_draw(f"invalid arguments: {invalid.kind}")
         value = json.loads(invalid.text) if invalid.reason == "schema_violation" else None
         return _Draft(tool.name, invalid.text, outcome, value, lone)
-    value = draw(values_of(tool.parameters, lone))
-    text = draw(argument_text(value))
+    value = draw_value(draw, tool.parameters, lone)
+    text = spell(draw, value)
     name: str | None = tool.name
     if outcome == "unknown_tool":
         known = {tool.name for tool in tools}
-        name = draw(st.sampled_from([n for n in _UNKNOWN_NAMES if n not in known] or ["x"]))
+        name = pick(draw, [n for n in _UNKNOWN_NAMES if n not in known] or ["x"])
     elif outcome == "missing_name":
         name = None
     return _Draft(name, text, outcome, value, lone)
@@ -145,6 +146,19 @@ def _call_plans(
     max_calls: int,
     lone_surrogates: bool,
 ) -> tuple[CallPlan, ...]:
+    return draw_call_plans(draw, tools, choices, schedule, max_calls, lone_surrogates)
+
+
+def draw_call_plans(
+    draw: st.DrawFn,
+    tools: Sequence[Tool],
+    choices: int,
+    schedule: Schedule,
+    max_calls: int,
+    lone_surrogates: bool,
+) -> tuple[CallPlan, ...]:
+    """What ``call_plans`` draws, drawn in the caller's span; each call is still a span of its
+    own (an element of a list), which the shrinker deletes whole."""
     quirky = draw(rarely(30))
     if quirky:
         label_draw("calls: metadata quirks")
@@ -177,25 +191,24 @@ def _call_plans(
 @st.composite
 def _call(draw: st.DrawFn, stream: _Stream, choices: int) -> CallPlan:
     """One more call of ``stream``."""
-    choice = draw(st.integers(0, choices - 1))
-    draft = draw(_drafts(stream.tools, stream.lone_surrogates))
+    choice = draw(between(0, choices - 1)) if choices > 1 else 0
+    draft = _draft(draw, stream.tools, stream.lone_surrogates)
     schedule = stream.schedule
     if schedule in ("whole", "together"):
         pieces: tuple[str, ...] = (draft.arguments,) if draft.arguments else ()
     else:
-        pieces = draw(fragments(draft.arguments))
+        pieces = cut(draw, draft.arguments)
     plan = CallPlan(draft.name, draft.arguments, pieces, id=f"call_{stream.count}", choice=choice)
     stream.count += 1
     if stream.quirky:
-        plan = draw(
-            _metadata(
-                plan,
-                draft,
-                schedule,
-                omit_index=choice in stream.no_index,
-                zero_index=choice in stream.zero,
-                legacy_in=stream.legacy_in,
-            )
+        plan = _metadata(
+            draw,
+            plan,
+            draft,
+            schedule,
+            omit_index=choice in stream.no_index,
+            zero_index=choice in stream.zero,
+            legacy_in=stream.legacy_in,
         )
     if plan.legacy:
         stream.legacy_in.add(choice)
@@ -208,14 +221,13 @@ def _call(draw: st.DrawFn, stream: _Stream, choices: int) -> CallPlan:
             reject()
         if wires.position > 0 and _bare(plan, schedule):
             stream.ambiguous.add(choice)
-    return draw(_wire_index(plan, wires, schedule, stream.quirky, choice in stream.zero))
+    return _wire_index(draw, plan, wires, schedule, stream.quirky, choice in stream.zero)
 
 
 _ID_POLICIES: tuple[IdPolicy, ...] = ("every", "omit", "empty", "numeric", "changing")
 _NAME_POLICIES: tuple[NamePolicy, ...] = ("every", "omit", "late")
 
 
-@st.composite
 def _metadata(
     draw: st.DrawFn,
     plan: CallPlan,
@@ -301,7 +313,6 @@ def _metadata(
     )
 
 
-@st.composite
 def _wire_index(
     draw: st.DrawFn, plan: CallPlan, wires: _Wires, schedule: Schedule, quirky: bool, zero: bool
 ) -> CallPlan:
@@ -327,12 +338,12 @@ def _wire_index(
         options = ["gap"]
         if owners and schedule != "interleaved" and takes_over:
             options.append("reuse")
-        how = draw(st.sampled_from(options))
+        how = pick(draw, options)
     if how == "gap":
-        wire = max([wire - 1, *wires.used]) + draw(st.integers(2, 4))
+        wire = max([wire - 1, *wires.used]) + draw(between(2, 4))
         label_draw("call: index gap")
     elif how == "reuse":
-        wire = draw(st.sampled_from(owners))
+        wire = pick(draw, owners)
         label_draw("call: index reused")
     elif how == "zero":
         wire = 0

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from itertools import pairwise
 
 from hypothesis import strategies as st
 
 from ._invalid import strictly_parses
-from ._knobs import label_draw, rarely
+from ._knobs import between, label_draw, rarely
 
 __all__ = [
+    "cut",
     "dangerous_cuts",
     "fragments",
     "kinds_of_cut",
@@ -36,6 +37,13 @@ def dangerous_cuts(text: str) -> dict[str, tuple[int, ...]]:
       closed (``{`` reads as ``{}``, ``{"a":1`` as ``{"a":1}``), or already is JSON (only
       whitespace follows), which fools anything that releases a call when its text parses.
     """
+    return dict(_dangers(text))
+
+
+@lru_cache(maxsize=1024)
+def _dangers(text: str) -> dict[str, tuple[int, ...]]:
+    """``dangerous_cuts``, kept for the texts seen last (the shrinker replays the same calls
+    many times, and each costs a parse per prefix). Read only: the dict is shared."""
     found: dict[str, set[int]] = {}
 
     def add(kind: str, *positions: int) -> None:
@@ -116,41 +124,50 @@ def kinds_of_cut(danger: Mapping[str, Sequence[int]], points: Iterable[int]) -> 
 @cache
 def _cut_instructions(length: int, max_cuts: int) -> st.SearchStrategy[list[tuple[int, int, int]]]:
     """Cut instructions for a text of ``length``: (mode, position, which). Mode 0 cuts at the
-    position, 1 at a dangerous place, 2 ends a run of one-character fragments there."""
+    position, 1 at a dangerous place, 2 ends a run of one-character fragments there, 3 (rarely)
+    cuts a short text into one character each."""
     return st.lists(
-        st.tuples(st.integers(0, 2), st.integers(1, length - 1), st.integers(0, 255)),
+        st.tuples(_MODES, st.integers(1, length - 1), st.integers(0, 255)),
         max_size=max_cuts,
     )
 
 
-@st.composite
-def _fragments(draw: st.DrawFn, text: str, max_cuts: int) -> tuple[str, ...]:
+_MODES = st.sampled_from((0,) * 33 + (1,) * 33 + (2,) * 33 + (3,))
+"""A third of the instructions each of the first three modes; one in a hundred cuts every
+character, so about one text in thirty is cut so (as often as a knob of its own drew it), by an
+instruction the shrinker turns into a single cut, where a knob turned off left the text whole."""
+
+
+_NO_TEXT = st.sampled_from(((), ("",)))
+
+
+def cut(draw: st.DrawFn, text: str, max_cuts: int = 8) -> tuple[str, ...]:
+    """What ``fragments(text)`` draws, drawn in the caller's span (no strategy built per text
+    but the cut instructions', which are kept per length)."""
     if len(text) < 2:
         if text:
             return (text,)
-        return tuple(draw(st.sampled_from(((), ("",)))))
-    danger = dangerous_cuts(text)
+        return tuple(draw(_NO_TEXT))
+    danger = _dangers(text)
     kinds = sorted(danger)
     points: set[int] = set()
-    one_each = draw(rarely(5))
-    if one_each and len(text) <= 48:
-        points.update(range(1, len(text)))
-        label_draw("fragments: one character each")
-    else:
-        for mode, at, which in draw(_cut_instructions(len(text), max_cuts)):
-            if mode == 1 and kinds:  # a dangerous cut: ``at`` picks the kind, ``which`` the place
-                places = danger[kinds[at % len(kinds)]]
-                points.add(places[which % len(places)])
-            elif mode == 2:  # a run of one-character fragments ending at ``at``
-                points.update(p for p in range(at - which % 6, at + 1) if p > 0)
-            else:
-                points.add(at)
+    for mode, at, which in draw(_cut_instructions(len(text), max_cuts)):
+        if mode == 1 and kinds:  # a dangerous cut: ``at`` picks the kind, ``which`` the place
+            places = danger[kinds[at % len(kinds)]]
+            points.add(places[which % len(places)])
+        elif mode == 2:  # a run of one-character fragments ending at ``at``
+            points.update(p for p in range(at - which % 6, at + 1) if p > 0)
+        elif mode == 3 and len(text) <= 48:  # every character its own fragment
+            points.update(range(1, len(text)))
+            label_draw("fragments: one character each")
+        else:
+            points.add(at)
     for kind in kinds_of_cut(danger, points):
         label_draw(f"cut {kind}")
     bounds = [0, *sorted(points), len(text)]
     pieces = [text[a:b] for a, b in pairwise(bounds)]
     if draw(rarely(5)):
-        pieces.insert(draw(st.integers(0, len(pieces))), "")
+        pieces.insert(draw(between(0, len(pieces))), "")
         label_draw("fragments: an empty fragment")
     return tuple(pieces)
 
@@ -162,3 +179,8 @@ def fragments(text: str, *, max_cuts: int = 8) -> st.SearchStrategy[tuple[str, .
     fragment among them (A4: a no-op). Empty text is no fragment at all or one empty one.
     Shrinks to the whole text in one fragment."""
     return _fragments(text, max_cuts)
+
+
+@st.composite
+def _fragments(draw: st.DrawFn, text: str, max_cuts: int) -> tuple[str, ...]:
+    return cut(draw, text, max_cuts)

@@ -14,13 +14,15 @@ from jsonschema import Draft202012Validator
 
 from callstream.reference import Tool
 
-from ._arguments import json_scalars, valid_arguments
-from ._json_text import Spelling, argument_text, quote
-from ._knobs import Json, label_draw
+from ._arguments import draw_valid, json_scalars
+from ._json_text import Spelling, quote, spell
+from ._knobs import Json, between, label_draw, pick
 from ._schemas import KEYS, fresh_key
 
 __all__ = [
     "InvalidArguments",
+    "draw_malformed",
+    "draw_schema_violation",
     "invalid_arguments",
     "malformed",
     "schema_violation",
@@ -55,6 +57,7 @@ _MALFORMED = (
     "comment",
     "blank",
 )
+_MALFORMED_KINDS = st.sampled_from(_MALFORMED)
 _WRONG_TYPED: tuple[Json, ...] = (0, "0", 1.5, True, None, [], {}, "x", -1)
 
 
@@ -72,33 +75,38 @@ def _refuse(name: str) -> Any:
 
 @st.composite
 def malformed(draw: st.DrawFn, tool: Tool, lone_surrogates: bool) -> InvalidArguments:
-    kind = draw(st.sampled_from(_MALFORMED))
-    value = draw(valid_arguments(tool, lone_surrogates))
-    text = draw(argument_text(value)).strip(" \t\r\n")
+    return draw_malformed(draw, tool, lone_surrogates)
+
+
+def draw_malformed(draw: st.DrawFn, tool: Tool, lone_surrogates: bool) -> InvalidArguments:
+    """What ``malformed(tool, lone_surrogates)`` draws, drawn in the caller's span."""
+    kind = draw(_MALFORMED_KINDS)
+    value = draw_valid(draw, tool, lone_surrogates)
+    text = spell(draw, value).strip(" \t\r\n")
     key = quote(fresh_key(draw(KEYS), value), Spelling())
     if kind == "truncated":
-        text = text[: draw(st.integers(1, len(text) - 1))]
+        text = text[: draw(between(1, len(text) - 1))]
     elif kind == "trailing comma":
         text = text[:-1] + ",}"
     elif kind == "NaN":
-        constant = draw(st.sampled_from(_CONSTANTS))
+        constant = pick(draw, _CONSTANTS)
         text = "{" + key + ":" + constant + ("," + text[1:] if value else "}")
     elif kind == "not an object":
-        text = draw(st.sampled_from((*_NOT_OBJECTS, "[" + text + "]")))
+        text = pick(draw, (*_NOT_OBJECTS, "[" + text + "]"))
     elif kind == "single quotes":
         text = text.replace('"', "'") if '"' in text else "{'a': 1}"
     elif kind == "repeated":
         text = text + text
     elif kind == "trailing garbage":
-        text = text + draw(st.sampled_from(("x", "}", "]", ",", "{")))
+        text = text + pick(draw, ("x", "}", "]", ",", "{"))
     elif kind == "control character in a string":
-        text = "{" + key + ':"a' + draw(st.sampled_from(("\n", "\x01", "\t"))) + 'b"}'
+        text = "{" + key + ':"a' + pick(draw, ("\n", "\x01", "\t")) + 'b"}'
     elif kind == "unclosed string":
         text = "{" + key + ':"abc}'
     elif kind == "comment":
         text = "/* arguments */" + text
     else:
-        text = draw(st.sampled_from((" ", "\n", "\r\n\t")))
+        text = pick(draw, (" ", "\n", "\r\n\t"))
     if strictly_parses(text) and isinstance(json.loads(text), dict):
         reject()  # never expected: each damage above breaks JSON or the object
     return InvalidArguments(text, "malformed_json", kind)
@@ -120,9 +128,14 @@ def violations(schema: Mapping[str, Any] | None) -> list[tuple[str, str | None]]
 
 @st.composite
 def schema_violation(draw: st.DrawFn, tool: Tool, lone_surrogates: bool) -> InvalidArguments:
+    return draw_schema_violation(draw, tool, lone_surrogates)
+
+
+def draw_schema_violation(draw: st.DrawFn, tool: Tool, lone_surrogates: bool) -> InvalidArguments:
+    """What ``schema_violation(tool, lone_surrogates)`` draws, drawn in the caller's span."""
     schema = tool.parameters or {}
-    kind, key = draw(st.sampled_from(violations(schema)))
-    value = dict(draw(valid_arguments(tool, lone_surrogates)))
+    kind, key = pick(draw, violations(schema))
+    value = dict(draw_valid(draw, tool, lone_surrogates))
     properties: Mapping[str, Any] = schema.get("properties", {})
     if kind == "missing required field" and key is not None:
         value.pop(key, None)
@@ -134,10 +147,10 @@ def schema_violation(draw: st.DrawFn, tool: Tool, lone_surrogates: bool) -> Inva
         wrong = [item for item in _WRONG_TYPED if not sub.is_valid(item)]
         if not wrong:
             reject()
-        value[key] = draw(st.sampled_from(wrong))
+        value[key] = pick(draw, wrong)
     if Draft202012Validator(dict(schema)).is_valid(value):
         reject()
-    return InvalidArguments(draw(argument_text(value)), "schema_violation", kind)
+    return InvalidArguments(spell(draw, value), "schema_violation", kind)
 
 
 @st.composite

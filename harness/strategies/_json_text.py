@@ -10,7 +10,7 @@ from typing import Literal
 
 from hypothesis import strategies as st
 
-from ._knobs import Json, label_draw, rarely, sometimes
+from ._knobs import Json, label_draw
 
 __all__ = [
     "CHARACTERS",
@@ -18,6 +18,7 @@ __all__ = [
     "Spelling",
     "argument_text",
     "quote",
+    "spell",
     "strings",
 ]
 
@@ -92,18 +93,63 @@ _LAYOUTS = (
 _PADS = ((" ", ""), ("", "\n"), ("\r\n\t ", " \n"))
 
 
-@cache
-def _spellings() -> st.SearchStrategy[Spelling]:
-    return st.builds(
-        replace,
-        st.sampled_from(_LAYOUTS),
-        escape=st.sampled_from(("raw", "ascii", "every", "alternate")),
-        slash=rarely(20),
-        upper_hex=rarely(30),
-        short=st.integers(0, 99).map(lambda n: n < 80),
-        exponent=st.sampled_from(("e+", "E", "e")),
-        reverse_keys=rarely(20),
-        pad=sometimes(("", ""), _PADS, 20),
+_ESCAPES: tuple[Literal["raw", "ascii", "every", "alternate"], ...] = (
+    "raw",
+    "ascii",
+    "every",
+    "alternate",
+)
+_EXPONENTS: tuple[Literal["e+", "E", "e"], ...] = ("e+", "E", "e")
+_EVEN = st.sampled_from(
+    [
+        (layout, escape, exponent)
+        for layout in _LAYOUTS
+        for escape in _ESCAPES
+        for exponent in _EXPONENTS
+    ]
+)
+"""Layout, escapes and exponent, each uniform: one choice, shrinking to compact, raw, ``e+``."""
+
+
+def _odd_knobs() -> st.SearchStrategy[tuple[bool, bool, bool, bool, tuple[str, str]]]:
+    """``\\/`` (a fifth of the texts), upper-case hex (three in ten), long escapes (a fifth),
+    reversed keys (a fifth), padding (a fifth, each of the three alike): one choice, an index
+    into every combination repeated as often as it comes (18 750 entries), the ordinary ones
+    first and the ones with more unusual knobs later, so the choice shrinks knob by knob to the
+    ordinary spelling."""
+    weighted: list[tuple[int, tuple[bool, bool, bool, bool, tuple[str, str]]]] = []
+    for slash, slash_weight in ((False, 4), (True, 1)):
+        for upper, upper_weight in ((False, 7), (True, 3)):
+            for short, short_weight in ((True, 4), (False, 1)):
+                for reverse, reverse_weight in ((False, 4), (True, 1)):
+                    for pad, pad_weight in ((("", ""), 12), *((other, 1) for other in _PADS)):
+                        weight = slash_weight * upper_weight * short_weight * reverse_weight
+                        odd = (slash, upper, not short, reverse, pad != ("", ""))
+                        weighted.extend(
+                            [(sum(odd), (slash, upper, short, reverse, pad))]
+                            * (weight * pad_weight)
+                        )
+    weighted.sort(key=lambda entry: entry[0])  # stable: within a count, in the loops' order
+    return st.sampled_from([knobs for _, knobs in weighted])
+
+
+_ODD = _odd_knobs()
+
+
+def _spelling(draw: st.DrawFn) -> Spelling:
+    """One spelling in two choices (``st.builds`` of a knob each would take nine draws and
+    spans), each knob as often as on its own."""
+    layout, escape, exponent = draw(_EVEN)
+    slash, upper_hex, short, reverse_keys, pad = draw(_ODD)
+    return replace(
+        layout,
+        escape=escape,
+        slash=slash,
+        upper_hex=upper_hex,
+        short=short,
+        exponent=exponent,
+        reverse_keys=reverse_keys,
+        pad=pad,
     )
 
 
@@ -181,9 +227,9 @@ def _hex(code: int, spelling: Spelling) -> str:
     return f"\\u{code:04X}" if spelling.upper_hex else f"\\u{code:04x}"
 
 
-@st.composite
-def _argument_text(draw: st.DrawFn, value: Json) -> str:
-    spelling = draw(_spellings())
+def spell(draw: st.DrawFn, value: Json) -> str:
+    """What ``argument_text(value)`` draws, drawn in the caller's span."""
+    spelling = _spelling(draw)
     label_draw(f"spelling: {spelling.layout}, escapes {spelling.escape}")
     if spelling.slash:
         label_draw("spelling: escaped slashes")
@@ -198,3 +244,8 @@ def argument_text(value: Json) -> st.SearchStrategy[str]:
     case hex); ``\\/`` for slashes; exponent spellings; key order; leading and trailing
     whitespace. Lone surrogates are always escaped, so the text is always UTF-8-encodable."""
     return _argument_text(value)
+
+
+@st.composite
+def _argument_text(draw: st.DrawFn, value: Json) -> str:
+    return spell(draw, value)

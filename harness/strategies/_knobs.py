@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import suppress
 from functools import cache
 from typing import Any
@@ -15,8 +16,11 @@ __all__ = [
     "Json",
     "Schema",
     "aim",
+    "between",
     "label_draw",
     "mostly",
+    "mostly_one_of",
+    "pick",
     "rarely",
     "seen_events",
     "sometimes",
@@ -29,8 +33,9 @@ Schema = dict[str, Any]
 
 @cache
 def rarely(percent: int) -> st.SearchStrategy[bool]:
-    """True about ``percent`` times in a hundred; shrinks to False."""
-    return st.integers(0, 99).map(lambda n: n >= 100 - percent)
+    """True about ``percent`` times in a hundred; shrinks to False. One choice (an index into a
+    hundred outcomes), drawn without the extra span a ``.map`` would cost."""
+    return st.sampled_from((False,) * (100 - percent) + (True,) * percent)
 
 
 @st.composite
@@ -42,11 +47,52 @@ def mostly(
     return draw(odd if draw(rarely(percent)) else common)
 
 
+_ODD = object()
+"""Stands in a table of outcomes for "a draw from the odd strategy"."""
+
+
+@st.composite
+def _one_or_odd(draw: st.DrawFn, table: st.SearchStrategy[Any], odd: st.SearchStrategy[Any]) -> Any:
+    value = draw(table)
+    return draw(odd) if value is _ODD else value
+
+
+def mostly_one_of(
+    common: tuple[Any, ...], odd: st.SearchStrategy[Any], percent: int
+) -> st.SearchStrategy[Any]:
+    """One of ``common`` (each about as often), or about ``percent`` times in a hundred a draw
+    from ``odd``: ``mostly(st.sampled_from(common), odd, percent)`` in one choice where that
+    takes two, and a span fewer; shrinks to ``common[0]``. Build it once (module level)."""
+    share = max(100 - percent, len(common))
+    table = tuple(common[k * len(common) // share] for k in range(share)) + (_ODD,) * percent
+    return _one_or_odd(st.sampled_from(table), odd)
+
+
 @cache
 def sometimes(ordinary: Any, others: tuple[Any, ...], percent: int) -> st.SearchStrategy[Any]:
-    """``ordinary``, or about ``percent`` times in a hundred one of ``others``; shrinks to
-    ``ordinary``."""
-    return mostly(st.just(ordinary), st.sampled_from(others), percent)
+    """``ordinary``, or about ``percent`` times in a hundred one of ``others`` (each about as
+    often as the next); shrinks to ``ordinary``, then to the earliest of ``others``. One choice,
+    an index into a hundred outcomes, where ``mostly`` would take three draws."""
+    if not others:
+        return st.just(ordinary)
+    share = max(percent, len(others))
+    outcomes = (ordinary,) * (100 - percent) + tuple(
+        others[k * len(others) // share] for k in range(share)
+    )
+    return st.sampled_from(outcomes)
+
+
+@cache
+def between(low: int, high: int) -> st.SearchStrategy[int]:
+    """``st.integers(low, high)``, built once per bounds: a strategy built per example costs
+    Hypothesis its validation and the working out of its properties, every time."""
+    return st.integers(low, high)
+
+
+def pick(draw: st.DrawFn, options: Sequence[Any]) -> Any:
+    """One of ``options`` (``st.sampled_from``'s distribution, shrinking to the first), without
+    building a strategy for options that change from one example to the next."""
+    return options[draw(between(0, len(options) - 1))] if len(options) > 1 else options[0]
 
 
 _SEEN: set[str] = set()

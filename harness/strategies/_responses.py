@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from hypothesis import reject
 from hypothesis import strategies as st
@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from callstream.reference import Limits, Tool
 
 from ..core.spec import CallPlan, Ending, Noise, StreamSpec, Transport
-from ._calls import call_plans
-from ._knobs import aim, label_draw, rarely, sometimes
+from ._calls import draw_call_plans
+from ._knobs import aim, between, label_draw, rarely, sometimes
 from ._predictable import predictable
 from ._schemas import tools
 
@@ -29,6 +29,10 @@ _DIALECT = "openai-responses"
 _SCHEDULES = ("interleaved", "whole")
 _FINISHES: tuple[Any, ...] = ("length", None, "content_filter", "done", "stop", "length", None)
 _ERRORS: tuple[Any, ...] = ("nested", "flat", "event")
+_FINISH = st.sampled_from(_FINISHES)
+_NEWLINE: st.SearchStrategy[Literal["lf", "crlf", "cr", "mixed"]] = st.sampled_from(
+    ("lf", "crlf", "cr", "mixed")
+)
 _AFTER = (("duplicate_finish",), ("late_delta",))
 
 
@@ -52,12 +56,11 @@ def _as_item(plan: CallPlan, header: bool, shared: bool) -> CallPlan:
     )
 
 
-@st.composite
 def _transports(draw: st.DrawFn) -> Transport:
     if not draw(rarely(30)):
         return Transport()
     transport = Transport(
-        newline=draw(st.sampled_from(("lf", "crlf", "cr", "mixed"))),
+        newline=draw(_NEWLINE),
         space=not draw(rarely(30)),
         bom=draw(rarely(30)),
         multiline=draw(rarely(35)),
@@ -73,17 +76,15 @@ def _transports(draw: st.DrawFn) -> Transport:
     return transport
 
 
-@st.composite
 def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
     """Sometimes a small ``max_argument_bytes``, where no strict rejection could come first."""
     if not calls or not draw(rarely(8)) or any(plan.header_arguments for plan in calls):
         return Limits()
     largest = max(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)
     label_draw("limits: small max_argument_bytes")
-    return Limits(max_argument_bytes=draw(st.integers(1, max(1, largest))))
+    return Limits(max_argument_bytes=draw(between(1, max(1, largest))))
 
 
-@st.composite
 def _endings(draw: st.DrawFn) -> Ending:
     if not draw(rarely(60)):
         label_draw("responses: completed")
@@ -92,7 +93,7 @@ def _endings(draw: st.DrawFn) -> Ending:
     if error is not None:
         label_draw(f"responses: error {error}")
         return Ending(error=error)
-    finish = draw(st.sampled_from(_FINISHES))
+    finish = draw(_FINISH)
     after: tuple[str, ...] = () if finish is None else draw(sometimes((), _AFTER, 10))
     cut = draw(rarely(15)) and not after
     label_draw(f"responses: finish {finish}")
@@ -110,15 +111,7 @@ def responses_stream_specs(
     """A Responses stream (the arguments are those of every generator; choices are always 1)."""
     exposed = tuple(tool_set) if tool_set is not None else draw(tools())
     schedule = draw(sometimes("sequential", _SCHEDULES, 35))
-    drawn = draw(
-        call_plans(
-            exposed,
-            choices=1,
-            schedule=schedule,
-            max_calls=max_calls,
-            lone_surrogates=lone_surrogates,
-        )
-    )
+    drawn = draw_call_plans(draw, exposed, 1, schedule, max_calls, lone_surrogates)
     header = draw(rarely(10))
     shared = len(drawn) > 1 and draw(rarely(10))
     calls = tuple(_as_item(plan, header, shared) for plan in drawn)
@@ -133,9 +126,9 @@ def responses_stream_specs(
         noise=Noise(
             content=content, usage=draw(rarely(20)), keepalive=draw(sometimes(0, (1,), 10))
         ),
-        ending=draw(_endings()),
-        transport=draw(_transports()),
-        limits=draw(_limits(calls)),
+        ending=_endings(draw),
+        transport=_transports(draw),
+        limits=_limits(draw, calls),
         dialect=_DIALECT,
     )
     if not predictable(spec):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from callstream.reference import Tool
 
 from ._json_text import CHARACTERS, strings
-from ._knobs import Schema, mostly, rarely, sometimes
+from ._knobs import Schema, between, mostly, mostly_one_of, rarely, sometimes
 
 __all__ = [
     "KEYS",
@@ -29,8 +29,8 @@ def fresh_key(key: str, taken: Iterable[str]) -> str:
 
 
 _NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
-_TOOL_NAMES = mostly(
-    st.sampled_from(("get_weather", "search", "lookup", "send_email", "read_file")),
+_TOOL_NAMES = mostly_one_of(
+    ("get_weather", "search", "lookup", "send_email", "read_file"),
     st.builds(
         str.__add__,
         st.sampled_from(_NAME_CHARACTERS[:52] + "_"),
@@ -40,8 +40,8 @@ _TOOL_NAMES = mostly(
 )
 """Within OpenAI's rule for function names, ``^[a-zA-Z0-9_-]{1,64}$``."""
 _KEY_NAMES = ("a", "b", "city", "query", "path", "limit", "units", "tags", "options", "body")
-KEYS = mostly(
-    st.sampled_from(_KEY_NAMES),
+KEYS = mostly_one_of(
+    _KEY_NAMES,
     st.text(st.one_of(st.sampled_from("abxyz_"), CHARACTERS), min_size=1, max_size=6),
     25,
 )
@@ -57,54 +57,54 @@ _SIMPLE_SCHEMAS: tuple[Schema, ...] = (
 
 
 _ENUM, _BOUNDED = "enum", "bounded"
+_SCALAR_KINDS = st.sampled_from((*_SIMPLE_SCHEMAS, _ENUM, _BOUNDED))
+_ENUM_VALUES = st.lists(strings(max_size=6), min_size=1, max_size=4, unique=True)
+_BOOLEANS = st.booleans()
 
 
-@st.composite
 def _scalar_schema(draw: st.DrawFn) -> Schema:
-    kinds: tuple[Schema | str, ...] = (*_SIMPLE_SCHEMAS, _ENUM, _BOUNDED)
-    kind = draw(st.sampled_from(kinds))
+    kind = draw(_SCALAR_KINDS)
     if isinstance(kind, dict):
         return copy.deepcopy(kind)
     if kind == _ENUM:
-        values = draw(st.lists(strings(max_size=6), min_size=1, max_size=4, unique=True))
-        return {"type": "string", "enum": values}
-    low, high = draw(st.integers(-100, 0)), draw(st.integers(0, 100))
+        return {"type": "string", "enum": draw(_ENUM_VALUES)}
+    low, high = draw(between(-100, 0)), draw(between(0, 100))
     return {"type": "integer", "minimum": low, "maximum": high}
 
 
-@st.composite
 def _schema(draw: st.DrawFn, leaves: int) -> Schema:
     """A schema with at most ``leaves`` scalar schemas in it: drawn directly rather than with
-    ``st.recursive``, which costs several times as much per draw."""
+    ``st.recursive``, which costs several times as much per draw, and in the caller's span
+    (no strategy is built per schema)."""
     shape = draw(sometimes("scalar", ("array", "object"), 40)) if leaves > 1 else "scalar"
     if shape == "scalar":
-        return draw(_scalar_schema())
+        return _scalar_schema(draw)
     if shape == "array":
-        schema: Schema = {"type": "array", "items": draw(_schema(leaves - 1))}
+        schema: Schema = {"type": "array", "items": _schema(draw, leaves - 1)}
         if draw(rarely(30)):
             schema["minItems"] = 1
         return schema
-    return draw(_object_schema_of(0, min(3, leaves), leaves))
+    return _object_schema(draw, 0, min(3, leaves), leaves)
 
 
-@st.composite
-def _object_schema_of(draw: st.DrawFn, min_size: int, max_size: int, leaves: int) -> Schema:
+def _object_schema(draw: st.DrawFn, min_size: int, max_size: int, leaves: int) -> Schema:
     """An object schema of ``min_size`` to ``max_size`` properties sharing ``leaves``."""
     properties: dict[str, Schema] = {}
-    while len(properties) < min_size or (len(properties) < max_size and draw(st.booleans())):
+    while len(properties) < min_size or (len(properties) < max_size and draw(_BOOLEANS)):
         share = max(1, leaves // max(1, max_size))
-        properties[fresh_key(draw(KEYS), properties)] = draw(_schema(share))
+        properties[fresh_key(draw(KEYS), properties)] = _schema(draw, share)
     schema: Schema = {"type": "object", "properties": properties}
-    required = [key for key in properties if draw(st.booleans())]
+    required = [key for key in properties if draw(_BOOLEANS)]
     if required:
         schema["required"] = required
-    if draw(st.booleans()):
+    if draw(_BOOLEANS):
         schema["additionalProperties"] = False
     return schema
 
 
-def _schemas() -> st.SearchStrategy[Schema]:
-    return _schema(4)
+@st.composite
+def _object_schema_of(draw: st.DrawFn, min_size: int, max_size: int, leaves: int) -> Schema:
+    return _object_schema(draw, min_size, max_size, leaves)
 
 
 _PARAMETERLESS: tuple[Schema | None, ...] = (
@@ -124,10 +124,16 @@ def _parameters() -> st.SearchStrategy[Schema | None]:
 
 @st.composite
 def _tools(draw: st.DrawFn, min_size: int, max_size: int) -> tuple[Tool, ...]:
-    names = draw(st.lists(_TOOL_NAMES, min_size=min_size, max_size=max_size, unique=True))
+    names = draw(_names(min_size, max_size))
     return tuple(Tool(name, draw(_parameters())) for name in names)
 
 
+@cache
+def _names(min_size: int, max_size: int) -> st.SearchStrategy[list[str]]:
+    return st.lists(_TOOL_NAMES, min_size=min_size, max_size=max_size, unique=True)
+
+
+@cache
 def tools(min_size: int = 1, max_size: int = 3) -> st.SearchStrategy[tuple[Tool, ...]]:
     """Tools with unique names and JSON Schemas: nested objects and arrays, enums, required and
     optional fields, strings, integers (sometimes bounded), numbers, booleans, null, nullable

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 
 from hypothesis import strategies as st
 
@@ -27,29 +27,32 @@ __all__ = [
 ]
 
 
-_CR, _LF, _BACKSLASH = 0x0D, 0x0A, 0x5C
 _BOM = "\ufeff".encode()
 _U_ESCAPE = re.compile(rb"\\u[0-9a-fA-F]{4}")
 _DATA = re.compile(rb"data: ?")
 _DONE = re.compile(rb"\[DONE\]")
+_CONTINUATION = re.compile(rb"[\x80-\xbf]")
+_AFTER_CR = re.compile(rb"\r(?=(.))", re.DOTALL)
+_BLANK = re.compile(rb"\n(?=[\r\n])")
+_BACKSLASHES = re.compile(rb"\\")
 
 
+@lru_cache(maxsize=256)
 def _byte_dangers(data: bytes) -> dict[str, tuple[int, ...]]:
+    """The dangerous offsets of ``data`` by kind (kept for the streams seen last: the shrinker
+    replays the same stream many times). Read only: the dict is shared."""
     found: dict[str, set[int]] = {}
 
     def add(kind: str, *offsets: int) -> None:
         found.setdefault(kind, set()).update(o for o in offsets if 0 < o < len(data))
 
-    for offset in range(1, len(data)):
-        byte, before = data[offset], data[offset - 1]
-        if 0x80 <= byte < 0xC0:
-            add("inside a UTF-8 character", offset)
-        if before == _CR:
-            add("between CR and LF" if byte == _LF else "after a lone CR", offset)
-        if before == _LF and byte in (_CR, _LF):
-            add("inside a blank line", offset)
-        if before == _BACKSLASH:
-            add("after a backslash", offset)
+    # Byte by byte, in the regular expressions' loops rather than in Python's.
+    add("inside a UTF-8 character", *(match.start() for match in _CONTINUATION.finditer(data)))
+    for match in _AFTER_CR.finditer(data):
+        lf = match.group(1) == b"\n"
+        add("between CR and LF" if lf else "after a lone CR", match.end())
+    add("inside a blank line", *(match.end() for match in _BLANK.finditer(data)))
+    add("after a backslash", *(match.end() for match in _BACKSLASHES.finditer(data)))
     for match in _U_ESCAPE.finditer(data):
         add("inside a \\u escape", *range(match.start() + 1, match.end()))
     for match in _DATA.finditer(data):

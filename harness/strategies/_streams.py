@@ -20,8 +20,8 @@ from ..core.spec import (
     Transport,
 )
 from ._anthropic import anthropic_stream_specs
-from ._calls import call_plans
-from ._knobs import aim, label_draw, rarely, sometimes
+from ._calls import draw_call_plans
+from ._knobs import aim, between, label_draw, rarely, sometimes
 from ._predictable import predictable
 from ._responses import responses_stream_specs
 from ._schemas import tools
@@ -63,6 +63,8 @@ _ERRORS: tuple[Literal["nested", "flat", "openrouter", "event"], ...] = (
     "event",
 )
 _NEWLINES: tuple[Literal["lf", "crlf", "cr", "mixed"], ...] = ("lf", "crlf", "cr", "mixed")
+_FINISH = st.sampled_from(_FINISHES)
+_NEWLINE = st.sampled_from(_NEWLINES)
 _AFTER_FINISH = (
     ("usage_chunk",),
     ("duplicate_finish",),
@@ -72,7 +74,6 @@ _AFTER_FINISH = (
 )
 
 
-@st.composite
 def _noises(draw: st.DrawFn) -> Noise:
     if not draw(rarely(50)):
         return Noise()
@@ -97,12 +98,11 @@ def _noises(draw: st.DrawFn) -> Noise:
     return noise
 
 
-@st.composite
 def _endings(draw: st.DrawFn, choices: int) -> Ending:
     if not draw(rarely(60)):
         label_draw("finish: tool_calls")
         return Ending()
-    finish = draw(st.sampled_from(_FINISHES))
+    finish = draw(_FINISH)
     error = draw(sometimes(None, _ERRORS, 20))
     after: tuple[str, ...] = draw(sometimes((), _AFTER_FINISH, 15))
     if finish is None or error is not None:
@@ -134,12 +134,11 @@ def _endings(draw: st.DrawFn, choices: int) -> Ending:
     return ending
 
 
-@st.composite
 def _transports(draw: st.DrawFn) -> Transport:
     if not draw(rarely(30)):
         return Transport()
     transport = Transport(
-        newline=draw(st.sampled_from(_NEWLINES)),
+        newline=draw(_NEWLINE),
         space=not draw(rarely(30)),
         bom=draw(rarely(30)),
         event_lines=draw(rarely(20)),
@@ -168,7 +167,6 @@ def _strictly_rejected(plan: CallPlan) -> bool:
     )
 
 
-@st.composite
 def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
     # A call past the limit is rejected at the fragment that passes it, so the oracle can
     # predict it only when no other rejection could come first mid-stream.
@@ -177,7 +175,7 @@ def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
         return Limits()
     largest = max(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)
     label_draw("limits: small max_argument_bytes")
-    return Limits(max_argument_bytes=draw(st.integers(1, max(1, largest))))
+    return Limits(max_argument_bytes=draw(between(1, max(1, largest))))
 
 
 @st.composite
@@ -191,15 +189,7 @@ def _stream_specs(
     exposed = tuple(tool_set) if tool_set is not None else draw(tools())
     choices = draw(sometimes(1, tuple(range(2, max_choices + 1)) or (1,), 15))
     schedule = draw(sometimes("sequential", _SCHEDULES[1:], 35))
-    calls = draw(
-        call_plans(
-            exposed,
-            choices=choices,
-            schedule=schedule,
-            max_calls=max_calls,
-            lone_surrogates=lone_surrogates,
-        )
-    )
+    calls = draw_call_plans(draw, exposed, choices, schedule, max_calls, lone_surrogates)
     if draw(rarely(5)):
         # The call names a tool the request did not offer: no tool at all is exposed.
         exposed = ()
@@ -209,10 +199,10 @@ def _stream_specs(
         calls=calls,
         choices=choices,
         schedule=schedule,
-        noise=draw(_noises()),
-        ending=draw(_endings(choices)),
-        transport=draw(_transports()),
-        limits=draw(_limits(calls)),
+        noise=_noises(draw),
+        ending=_endings(draw, choices),
+        transport=_transports(draw),
+        limits=_limits(draw, calls),
     )
     if not predictable(spec):
         reject()
