@@ -651,3 +651,29 @@ def test_a_library_without_parsed_arguments_is_judged_by_what_its_text_runs_as()
     assert "does not run as" in failure.message
     spaced = _ready(arguments_text='{ "city" : "Paris" }', arguments=None)
     assert _judge(expected, _observation(spaced), "impl-defined", text_only) == ()
+
+
+class _FindingsAsMethod:
+    """The reference with ``findings`` a method, not a property: a mutant of it."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._inner = Assembler(**kwargs)
+        self.feed = self._inner.feed
+        self.close = self._inner.close
+
+    def findings(self) -> tuple[Any, ...]:
+        return self._inner.findings
+
+
+def test_findings_that_cannot_be_read_fail_the_findings_check_not_go_unobserved() -> None:
+    """An implementation that has a ``findings`` attribute reports findings; one that is not a
+    collection of quirk ids (a method) fails the check instead of hiding it as not observable."""
+    spec = StreamSpec(TOOLS, (plan(),))
+    rendered = render(spec)
+    expected = expect(spec, rendered, "lenient")
+    seen = observe(_FindingsAsMethod, spec.tools, spec.limits, [rendered.data])
+    assert seen.findings is None
+    assert "method" in (seen.findings_unreadable or "")
+    [failure] = _judge(expected, seen, "must")
+    assert (failure.check, failure.rules) == ("findings", ("R",))
+    assert failure.message.startswith("findings cannot be read: its findings, a method")

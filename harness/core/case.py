@@ -168,7 +168,7 @@ def _identity(seen: Observation) -> str:
     observation is a plain builtin (``Observed.from_result``), whose ``repr`` tells apart
     every value and type a check can tell apart; a finer identity only costs a recheck."""
     findings = None if seen.findings is None else sorted(seen.findings)
-    return repr((seen.releases, seen.error, seen.timed_out, findings))
+    return repr((seen.releases, seen.error, seen.timed_out, findings, seen.findings_unreadable))
 
 
 def _in_check_order(names: set[str]) -> tuple[str, ...]:

@@ -398,7 +398,11 @@ def _release_order(
 
 
 def _findings(expected: Expected, seen: Observation, exposed: Collection[str]) -> list[Problem]:
-    if seen.findings is None or seen.error is not None:
+    if seen.error is not None:
+        return []
+    if seen.findings_unreadable is not None:
+        return [Problem(f"findings cannot be read: {seen.findings_unreadable}", ("R",))]
+    if seen.findings is None:
         return []
     problems = []
     if missing := expected.findings - seen.findings:
@@ -481,7 +485,9 @@ def _observable(check: Check, seen: Observation, exposed: Collection[str]) -> bo
     if not all(name in exposed for name in check.observes):
         return False
     # Findings are observable only from an implementation that keeps a list of them.
-    return check.name != "findings" or seen.findings is not None
+    return check.name != "findings" or (
+        seen.findings is not None or seen.findings_unreadable is not None
+    )
 
 
 def _narrow(rules: tuple[str, ...], cited: Sequence[RuleId]) -> tuple[RuleId, ...]:

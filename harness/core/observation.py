@@ -95,6 +95,9 @@ class Observation:
     elapsed: float = 0.0
     findings: frozenset[QuirkId] | None = None
     """Quirk ids the implementation recorded, when it reports any (``.findings``)."""
+    findings_unreadable: str | None = None
+    """Why the implementation's ``.findings`` could not be read as quirk ids, when it has one
+    that is not a collection of them (a method, a number…)."""
 
     @property
     def results(self) -> list[Observed]:
@@ -131,10 +134,10 @@ def observe(
             error=traceback.format_exc(limit=-8),
             timed_out=isinstance(exc, StreamTimeout),
             elapsed=time.perf_counter() - started,
-            findings=_findings(asm, dialect),
+            **_findings(asm, dialect),
         )
     return Observation(
-        tuple(releases), elapsed=time.perf_counter() - started, findings=_findings(asm, dialect)
+        tuple(releases), elapsed=time.perf_counter() - started, **_findings(asm, dialect)
     )
 
 
@@ -174,17 +177,21 @@ _DEPTH = 200
 """Nesting kept of a result's values; deeper values become their repr."""
 
 
-def _findings(asm: Any, dialect: str) -> frozenset[QuirkId] | None:
+def _findings(asm: Any, dialect: str) -> dict[str, Any]:
     """The quirk ids an implementation recorded (strings, or objects with a ``quirk``), each
     qualified by its dialect: a bare id (``C3``) is read as one of the stream's own dialect, as
-    docs/contract.md allows."""
+    docs/contract.md allows; or why its ``findings`` cannot be read so (the findings check
+    fails it: an implementation that has the attribute reports findings)."""
     found = getattr(asm, "findings", None)
     if found is None:
-        return None
+        return {}
     try:
         quirks = [str(getattr(item, "quirk", item)) for item in found]
-    except Exception:
-        return None
-    return frozenset(
-        QuirkId(quirk) if "/" in quirk else quirk_id(dialect, quirk) for quirk in quirks
-    )
+    except Exception as exc:
+        kind = type(found).__name__
+        return {"findings_unreadable": f"its findings, a {kind}, is not a collection ({exc})"}
+    return {
+        "findings": frozenset(
+            QuirkId(quirk) if "/" in quirk else quirk_id(dialect, quirk) for quirk in quirks
+        )
+    }
