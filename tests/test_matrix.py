@@ -53,6 +53,7 @@ def test_callstream_matrix_runs_each_library_and_shows_rules_failures_and_repros
     assert "| C4 | No premature execution | – |" in text
     assert "| A8 | Preview is not the buffer | n/a |" in text
     assert "| not: incremental, arguments, findings |" in text
+    assert "| `http:openai` | python | openai-chat | openai " in text  # the dialect it reads
     assert "## Failures: `http:openai`" in text
     assert "call\\_abccall\\_abc" in text
     assert '"id":"call_abc"' in text  # the repro's stream lines

@@ -135,6 +135,11 @@ def _language(column: Mapping[str, Any]) -> str:
     return str(column.get("language", "python"))
 
 
+def _dialects(column: Mapping[str, Any]) -> str:
+    """The dialects the adapter reads (a matrix written before there were several: chat)."""
+    return ", ".join(column.get("dialects", ("openai-chat",)))
+
+
 def _not_run(index: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The adapters that could not run where the matrix was made, each with the reason."""
     return list(index.get("not_run", ()))
@@ -196,16 +201,16 @@ def _markdown(
         "",
         "## Libraries",
         "",
-        "| Adapter | Language | Versions | Exposes | Cases | "
+        "| Adapter | Language | Dialect | Versions | Exposes | Cases | "
         + " | ".join(LABEL[outcome].capitalize() for outcome in OUTCOMES)
         + " | ms/stream |",
-        "|---|---|---|---|--:|" + "--:|" * len(OUTCOMES) + "--:|",
+        "|---|---|---|---|---|--:|" + "--:|" * len(OUTCOMES) + "--:|",
     ]
     for column, report in columns:
         counts = _counts(report)
         out.append(
             f"| {md_code(column['connectable'])} | {md(_language(column))} | "
-            f"{md(_versions(column))} | {md(_hidden(report))} | {len(report.results)} | "
+            f"{md(_dialects(column))} | {md(_versions(column))} | {md(_hidden(report))} | {len(report.results)} | "
             + " | ".join(str(counts[outcome]) for outcome in OUTCOMES)
             + f" | {column['ms_per_stream']:.1f} |"
         )
@@ -314,7 +319,7 @@ def _html_page(
 ) -> str:
     libraries = "".join(
         f"<tr><td><code>{h(column['connectable'])}</code></td><td>{h(_language(column))}</td>"
-        f"<td>{h(_versions(column))}</td>"
+        f"<td>{h(_dialects(column))}</td><td>{h(_versions(column))}</td>"
         f"<td>{h(_hidden(report))}</td><td class='n'>{len(report.results)}</td>"
         + "".join(f"<td class='n'>{_counts(report)[o]}</td>" for o in OUTCOMES)
         + f"<td class='n'>{column['ms_per_stream']:.1f}</td>"
@@ -360,7 +365,7 @@ def _html_page(
         f"{h(index['started'])}.</p>",
         "</header><main>",
         "<section><h2>Libraries</h2><table><thead><tr><th>Adapter</th><th>Language</th>"
-        "<th>Versions</th>"
+        "<th>Dialect</th><th>Versions</th>"
         "<th>Exposes</th><th class='n'>Cases</th>"
         + "".join(f"<th class='n'>{h(LABEL[o])}</th>" for o in OUTCOMES)
         + f"<th class='n'>ms/stream</th><th>Standing</th></tr></thead><tbody>{libraries}</tbody>"
