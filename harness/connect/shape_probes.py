@@ -1,11 +1,12 @@
 """The streams a shape is checked on, and what one showed: :data:`PROBES`, three tiny real
-streams, each fed in three chunks, and :func:`probe`, which runs one in this process."""
+streams, each fed in three chunks in the dialect the implementation reads (its first declared
+one), and :func:`probe`, which runs one in this process."""
 
 from __future__ import annotations
 
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from callstream.reference import Tool
 
@@ -26,9 +27,10 @@ class Probe:
     name: str
     spec: StreamSpec
 
-    def chunks(self) -> list[bytes]:
-        """The stream's bytes, rendered by the project's renderer and cut in three."""
-        data = render(self.spec).data
+    def chunks(self, dialect: str = "openai-chat") -> list[bytes]:
+        """The stream's bytes in ``dialect``, rendered by the project's renderer and cut in
+        three."""
+        data = render(replace(self.spec, dialect=dialect)).data
         return cut(data, [len(data) // 3, 2 * len(data) // 3])
 
 
@@ -51,8 +53,9 @@ PROBES = (
     Probe("cut-off stream", _stream('{"city": "Paris"}', Ending(finish=None, done=False))),
 )
 """The streams: a call that is ready, one the token limit cut (rejected ``truncated``) and one
-whose connection ended before it finished (released at ``close()``, rejected
-``interrupted``). One tool, one choice: the least an implementation must take."""
+whose connection ended before the response finished (in openai-chat released at ``close()``,
+rejected ``interrupted``; where a call has a boundary of its own, its block's or item's stop,
+ready at it). One tool, one choice: the least an implementation must take."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,12 +84,14 @@ def probe(implementation: Implementation, stream: Probe) -> StreamShape:
     """Run ``stream`` on ``implementation`` in this process: what it released, the shape
     problems in what ``feed()`` and ``close()`` returned, and what it raised, if it did."""
     exposed = implementation.declaration.observables
-    chunks = stream.chunks()
+    dialect = implementation.declaration.dialects[0]
+    chunks = stream.chunks(dialect)
     released: list[str] = []
     problems: list[Problem] = []
     doing = "the factory"
     try:
-        asm = implementation.factory(tools=list(stream.spec.tools), limits=stream.spec.limits)
+        factory = implementation.factory_for(dialect)
+        asm = factory(tools=list(stream.spec.tools), limits=stream.spec.limits)
         for number, chunk in enumerate(chunks, 1):
             doing = f"feed() of chunk {number} of {len(chunks)}"
             released += summarise_returned(asm.feed(chunk), stream.name, doing, exposed, problems)
