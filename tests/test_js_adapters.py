@@ -25,7 +25,7 @@ from callstream.connect.connectables import load_implementation
 from callstream.core.declaration import OBSERVABLES, Implementation
 from callstream.core.rendering import render
 from callstream.corpus.scenario import Scenario, corpus_paths, load_scenarios
-from callstream.errors import ImplementationReportedError
+from callstream.errors import ImplementationReportedError, UsageError
 from callstream.matrix.roster import JS_ADAPTERS, roster
 from callstream.reference import Limits, Tool
 from tests.helpers import TOOLS, args, chunk, header, sse
@@ -40,7 +40,7 @@ DIALECTS = {
     "ai-sdk-openai-responses": "openai-responses",
     "anthropic-sdk": "anthropic-messages",
     "ai-sdk-anthropic": "anthropic-messages",
-    "langchain-anthropic": "anthropic-messages",
+    "langchain-anthropic-js": "anthropic-messages",
 }
 """The adapters of the other dialects; every other one reads openai-chat."""
 OPENAI_CHAT = [name for name in ALL if name not in DIALECTS]
@@ -158,7 +158,7 @@ def test_every_js_adapter_declares_what_it_can_show_and_never_release_timing() -
     assert exposed["openai-node-responses"].observables == {"status", "arguments_text", "ids"}
     assert exposed["ai-sdk-openai-responses"].observables == {"arguments", "ids"}
     assert exposed["ai-sdk-anthropic"].observables == {"arguments", "ids"}
-    for name in ("anthropic-sdk", "langchain-anthropic"):
+    for name in ("anthropic-sdk", "langchain-anthropic-js"):
         assert exposed[name].observables == {"status", "arguments", "ids"}
 
 
@@ -263,7 +263,7 @@ def test_the_matrix_runs_a_js_adapter_beside_a_python_one(tmp_path: Path) -> Non
     assert set(columns["ai-sdk-openai"]["versions"]) == {"ai", "@ai-sdk/openai"}
     assert index["not_run"] == []
     text = (tmp_path / "matrix.md").read_text()
-    assert "| javascript | openai " in text
+    assert "| javascript | openai-chat | openai " in text
     assert (tmp_path / "openai-node" / "report.html").is_file()
 
 
@@ -273,6 +273,17 @@ def test_an_adapter_whose_packages_are_missing_is_listed_as_not_run(tmp_path: Pa
     entries = [e for e in roster(tmp_path) if e.language == "javascript"]
     assert [e.name for e in entries] == ALL
     assert all(e.missing and "npm ci --prefix" in e.missing for e in entries)
+
+
+def test_a_javascript_adapter_named_as_a_python_one_is_refused(tmp_path: Path) -> None:
+    """Each adapter's report goes to a folder of its name: a JavaScript adapter named as a
+    Python one would overwrite its report, so the roster refuses the manifest."""
+    manifest = json.loads((FOLDER / "package.json").read_text("utf-8"))
+    adapters = manifest["callstream"]["adapters"]
+    adapters["langchain"] = adapters.pop("langchain-openai-js")
+    (tmp_path / "package.json").write_text(json.dumps(manifest), "utf-8")
+    with pytest.raises(UsageError, match="langchain is used twice"):
+        roster(tmp_path)
 
 
 def test_without_node_every_js_adapter_says_so(
@@ -366,7 +377,7 @@ def test_anthropic_sdk_refuses_a_message_that_never_stopped() -> None:
     assert result["detail"] == (
         "AnthropicError: stream ended without producing a Message with role=assistant"
     )
-    for adapter in ("langchain-anthropic", "ai-sdk-anthropic"):
+    for adapter in ("langchain-anthropic-js", "ai-sdk-anthropic"):
         [result] = assemble_scenario(adapter, "am-l-eof-without-message-stop")
         assert (result["status"], result["arguments"]) == ("ready", {"city": "Paris", "units": "c"})
 
@@ -379,7 +390,7 @@ def test_a_call_cut_by_max_tokens_is_run_with_a_partial_parse() -> None:
     scenario = "am-l-max-tokens-inside-a-value"
     [result] = assemble_scenario("anthropic-sdk", scenario)
     assert (result["status"], result["arguments"]) == ("ready", {})
-    [result] = assemble_scenario("langchain-anthropic", scenario)
+    [result] = assemble_scenario("langchain-anthropic-js", scenario)
     assert (result["status"], result["arguments"]) == ("ready", {"city": "Par"})
     assert assemble_scenario("ai-sdk-anthropic", scenario) == []
 
@@ -391,13 +402,13 @@ def test_input_that_is_not_json_crashes_the_anthropic_sdk() -> None:
     as "Malformed args.", the AI SDK does not hand it back."""
     with pytest.raises(ImplementationReportedError, match="SyntaxError"):
         assemble_scenario("anthropic-sdk", "am-v-invalid-json-at-stop")
-    [result] = assemble_scenario("langchain-anthropic", "am-v-invalid-json-at-stop")
+    [result] = assemble_scenario("langchain-anthropic-js", "am-v-invalid-json-at-stop")
     assert (result["status"], result["detail"]) == ("rejected", "Malformed args.")
     assert assemble_scenario("ai-sdk-anthropic", "am-v-invalid-json-at-stop") == []
 
 
 @needs_node
-@pytest.mark.parametrize("adapter", ["anthropic-sdk", "langchain-anthropic"])
+@pytest.mark.parametrize("adapter", ["anthropic-sdk", "langchain-anthropic-js"])
 def test_an_anthropic_error_event_rejects_the_call_it_cut_short(adapter: str) -> None:
     """`event: error` throws the SDK's `APIError`, in both the SDK's stream and LangChain's."""
     [result] = assemble_scenario(adapter, "am-q-error-overloaded-error")

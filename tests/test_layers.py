@@ -10,6 +10,7 @@ facade, which re-exports everything lazily, stands above them all)::
     L2  corpus           scenario files, cassettes, regressions, lint, explain, assemble
         reports          the report model and every format, merge
         strategies       the Hypothesis generators
+        coverage         the wire features a stream shows (fuzz --coverage, lint --features)
     L3  emulator         the provider emulator (an ASGI app on uvicorn)
     L4  connect          connectables: py:, cmd: (the pipe), http: (the adapters), check
     L5  runner           a corpus run in worker processes; shards
@@ -32,7 +33,7 @@ REFERENCE = HARNESS.parent / "reference_impl"
 LAYERS = {
     0: "errors rules scrub implementations",
     1: "core",
-    2: "corpus reports strategies",
+    2: "corpus reports strategies coverage",
     3: "emulator",
     4: "connect",
     5: "runner",

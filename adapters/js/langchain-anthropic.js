@@ -62,7 +62,7 @@ async function assemble(chunks, tools) {
 }
 
 serve({
-  name: 'langchain-anthropic',
+  name: 'langchain-anthropic-js',
   packages: ['@langchain/anthropic', '@langchain/core'],
   dialects: ['anthropic-messages'],
   observables: ['status', 'arguments', 'ids'],

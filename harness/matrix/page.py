@@ -210,7 +210,8 @@ def _markdown(
         counts = _counts(report)
         out.append(
             f"| {md_code(column['connectable'])} | {md(_language(column))} | "
-            f"{md(_dialects(column))} | {md(_versions(column))} | {md(_hidden(report))} | {len(report.results)} | "
+            f"{md(_dialects(column))} | {md(_versions(column))} | {md(_hidden(report))} | "
+            f"{len(report.results)} | "
             + " | ".join(str(counts[outcome]) for outcome in OUTCOMES)
             + f" | {column['ms_per_stream']:.1f} |"
         )

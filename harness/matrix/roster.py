@@ -54,7 +54,15 @@ def roster(js_dir: Path | None = None) -> list[Entry]:
         )
         for name, adapter in ADAPTERS.items()
     ]
-    return entries + _javascript(JS_ADAPTERS if js_dir is None else js_dir)
+    entries += _javascript(JS_ADAPTERS if js_dir is None else js_dir)
+    names = [entry.name for entry in entries]
+    if twice := sorted({name for name in names if names.count(name) > 1}):
+        # Each adapter's report is written to a folder of its name: one would overwrite another.
+        raise UsageError(
+            f"adapter names must be unique across languages; {', '.join(twice)} is used twice "
+            "(a JavaScript adapter takes a -js suffix where a Python one has the name)"
+        )
+    return entries
 
 
 def _javascript(folder: Path) -> list[Entry]:

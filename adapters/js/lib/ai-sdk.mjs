@@ -28,6 +28,15 @@ import pipe from './pipe.js';
 
 const { MESSAGES, callResult } = pipe;
 
+/** A custom tool's format as the Responses API (and so `customTool`) takes it: a grammar flat,
+ * `{type: 'grammar', syntax, definition}`, where the pipe protocol gives Chat Completions'
+ * nested `{type: 'grammar', grammar: {syntax, definition}}`. */
+function responsesFormat(format) {
+  return format.type === 'grammar' && format.grammar
+    ? { type: 'grammar', syntax: format.grammar.syntax, definition: format.grammar.definition }
+    : format;
+}
+
 /** The tools of a `run` as AI SDK tools, no `execute`: a custom tool as the provider's own
  * custom tool where it has one (`customTool`, the Responses model's `openai.tools.customTool`),
  * else as a function of the same name. */
@@ -35,7 +44,7 @@ function sdkTools(tools, customTool) {
   const offered = {};
   for (const t of tools) {
     offered[t.name] = t.type === 'custom' && customTool
-      ? customTool(t.format ? { format: t.format } : {})
+      ? customTool(t.format ? { format: responsesFormat(t.format) } : {})
       : tool({ inputSchema: jsonSchema(t.parameters || { type: 'object', properties: {} }) });
   }
   return offered;

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessageChunk, BaseMessageChunk
 
 from .base import call_result
 
-__all__ = ["classified"]
+__all__ = ["chunks_of", "classified"]
 
 
 def classified(message: BaseMessageChunk | None) -> list[dict[str, Any]]:
@@ -41,3 +41,9 @@ def classified(message: BaseMessageChunk | None) -> list[dict[str, Any]]:
                 call_result(0, index, call["id"], call["name"], text, arguments=call["args"])
             )
     return results
+
+
+def chunks_of(message: BaseMessageChunk | None) -> list[Any]:
+    """The tool-call chunks of a sum of chunks, as langchain merged them (none from anything
+    but an ``AIMessageChunk``)."""
+    return list(message.tool_call_chunks) if isinstance(message, AIMessageChunk) else []

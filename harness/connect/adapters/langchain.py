@@ -37,14 +37,14 @@ from functools import cache
 from typing import Any
 
 import openai
-from langchain_core.messages import AIMessageChunk, BaseMessageChunk
+from langchain_core.messages import BaseMessageChunk
 from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
 
 from callstream.reference import Tool
 
 from ...core.declaration import Declaration
-from ._langchain_chunks import classified
+from ._langchain_chunks import chunks_of, classified
 from .base import MESSAGES, TIMEOUT, HttpAdapter, call_result, function_tools, in_band_error
 
 __all__ = ["LangChain", "chat_openai"]
@@ -88,13 +88,9 @@ class LangChain(HttpAdapter):
                 call_result(
                     0, index, piece["id"], piece["name"], piece["args"], rejected="stream_error"
                 )
-                for index, piece in enumerate(_merged(gathered))
+                for index, piece in enumerate(chunks_of(gathered))
             ]
         return classified(gathered)
-
-
-def _merged(message: BaseMessageChunk | None) -> list[Any]:
-    return list(message.tool_call_chunks) if isinstance(message, AIMessageChunk) else []
 
 
 chat_openai = LangChain()

@@ -49,9 +49,8 @@ from langchain_openai import ChatOpenAI
 from callstream.reference import Tool
 
 from ...core.declaration import Declaration
-from ._langchain_chunks import classified
+from ._langchain_chunks import chunks_of, classified
 from .base import MESSAGES, TIMEOUT, HttpAdapter, call_result, custom_result, in_band_error
-from .langchain import _merged
 from .openai_responses import RESPONSES, builtin_refusal, responses_tools
 
 __all__ = ["LangChainResponses", "chat_openai_responses"]
@@ -101,7 +100,7 @@ class LangChainResponses(HttpAdapter):
                     call_result(
                         0, index, piece["id"], piece["name"], piece["args"], rejected="stream_error"
                     )
-                    for index, piece in enumerate(_merged(gathered))
+                    for index, piece in enumerate(chunks_of(gathered))
                 )
             ]
         return [_custom(result, custom) for result in classified(gathered)]

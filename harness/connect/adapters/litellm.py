@@ -63,7 +63,7 @@ from .base import (
     openai_tools,
 )
 
-__all__ = ["LiteLLM", "completion"]
+__all__ = ["LiteLLM", "completion", "rebuilt_calls"]
 
 litellm.suppress_debug_info = True
 litellm.telemetry = False
@@ -95,11 +95,11 @@ class LiteLLM(HttpAdapter):
             for chunk in stream:
                 chunks.append(chunk)
         except openai.APIError:  # MidStreamFallbackError and every mapped provider error
-            return _calls(chunks, rejected="stream_error")
-        return _calls(chunks)
+            return rebuilt_calls(chunks, rejected="stream_error")
+        return rebuilt_calls(chunks)
 
 
-def _calls(chunks: list[Any], rejected: str | None = None) -> list[dict[str, Any]]:
+def rebuilt_calls(chunks: list[Any], rejected: str | None = None) -> list[dict[str, Any]]:
     """Every call of the response ``stream_chunk_builder`` rebuilds from ``chunks``: each
     choice's tool calls, then a legacy ``function_call`` (which has no id), numbered and
     ordered by their first appearance in the stream, as the contract numbers calls."""

@@ -47,7 +47,7 @@ from callstream.reference import Tool
 from ...core.declaration import Declaration
 from .anthropic_request import MAX_TOKENS, origin
 from .base import MESSAGES, TIMEOUT, HttpAdapter, function_tools
-from .litellm import _calls
+from .litellm import rebuilt_calls
 
 __all__ = ["LiteLLMAnthropic", "anthropic_completion"]
 
@@ -82,8 +82,8 @@ class LiteLLMAnthropic(HttpAdapter):
             for chunk in stream:
                 chunks.append(chunk)
         except openai.APIError:  # MidStreamFallbackError and every mapped provider error
-            return _calls(chunks, rejected="stream_error")
-        return _calls(chunks)
+            return rebuilt_calls(chunks, rejected="stream_error")
+        return rebuilt_calls(chunks)
 
 
 anthropic_completion = LiteLLMAnthropic()

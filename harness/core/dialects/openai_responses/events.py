@@ -32,8 +32,14 @@ from ...wire import Event
 
 __all__ = ["RESPONSE", "USAGE", "call_item_id", "output_indices", "plan_events", "terminal_kind"]
 
-RESPONSE: dict[str, Any] = {"id": "resp_1"}
-"""The response object's identity in every event that carries it."""
+RESPONSE: dict[str, Any] = {
+    "id": "resp_1",
+    "object": "response",
+    "created_at": 1764633600,
+    "model": "gpt-5-mini",
+}
+"""The response object's identity in every event that carries it (the fields the API always
+sends with it: the AI SDK refuses a ``response.created`` without ``created_at`` and ``model``)."""
 USAGE: dict[str, int] = {"input_tokens": 21, "output_tokens": 34, "total_tokens": 55}
 """The usage the terminal response reports when the plan asks for it."""
 
