@@ -21,7 +21,7 @@ from callstream.reference.validate import parse_int, schema_problem, validator_f
 
 from .spec import CallPlan, ExpectedCall
 
-__all__ = ["Completer", "Deviation"]
+__all__ = ["Completer", "Deviation", "strictly_json"]
 
 Deviation = Literal["synthetic_id", "empty_parameterless", "repeated_arguments"]
 """What completing a call can meet that a dialect may record as one of its quirks: an id made
@@ -125,6 +125,16 @@ def _grammar(fmt: Mapping[str, Any] | None) -> tuple[str | None, str]:
 def _takes_no_parameters(tool: Tool) -> bool:
     schema = tool.parameters
     return not schema or (not schema.get("properties") and not schema.get("required"))
+
+
+def strictly_json(text: str) -> bool:
+    """Whether ``text`` is one JSON value as the rules read JSON: ``NaN`` and ``Infinity`` are
+    not JSON (Python's ``json.loads`` takes them), nor is nesting too deep to parse."""
+    try:
+        json.loads(text, parse_constant=_no_constant, parse_int=parse_int)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _no_constant(name: str) -> Any:

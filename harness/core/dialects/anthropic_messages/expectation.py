@@ -24,7 +24,7 @@ from typing import Any
 
 from ....errors import PlanError
 from ....rules import ANTHROPIC_MESSAGES_QUIRKS, QuirkId, quirk_code
-from ...completion import Completer, Deviation
+from ...completion import Completer, Deviation, strictly_json
 from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
 from ...wire import Rendered
 from .events import block_indices, start_input, stop_reason
@@ -138,11 +138,8 @@ def _text(plan: CallPlan) -> str:
 
 
 def _complete_json(text: str) -> bool:
-    try:
-        json.loads(text)
-    except (ValueError, RecursionError):
-        return False
-    return True
+    """Whether an input is complete JSON at its stop (D24): strictly, so ``{"a":NaN}`` is not."""
+    return strictly_json(text)
 
 
 def _check_plan(spec: StreamSpec, rendered: Rendered) -> None:
