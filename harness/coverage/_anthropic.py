@@ -10,7 +10,15 @@ from typing import Any
 from ..core.spec import StreamSpec
 from ._calls import ABSENT, CallTrace, Delta, argument_features, call_features
 from ._sse import DONE, WireEvent
-from ._table import ARGUMENT_FEATURES, CALL_FEATURES, TRANSPORT_FEATURES, Feature, feature, table_of
+from ._table import (
+    ARGUMENT_FEATURES,
+    CALL_FEATURES,
+    NAMED_EVENT_FEATURES,
+    TRANSPORT_FEATURES,
+    Feature,
+    feature,
+    table_of,
+)
 
 __all__ = ["FEATURES", "classify"]
 
@@ -47,9 +55,7 @@ FEATURES: tuple[Feature, ...] = table_of(
     "anthropic-messages",
     (
         *TRANSPORT_FEATURES,
-        feature("sse.event-lines", "every event with its `event:` line", "T3"),
-        feature("sse.no-event-lines", "events without an `event:` line", "T3", "T7"),
-        feature("sse.event-mismatch", "an `event:` name that is not the data's `type`", "T8"),
+        *NAMED_EVENT_FEATURES,
         *(known for known in CALL_FEATURES if known.id not in _ONCE),
         *ARGUMENT_FEATURES,
         feature("anthropic.no-message-start", "no `message_start`", "A3"),

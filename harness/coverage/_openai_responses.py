@@ -10,7 +10,15 @@ from typing import Any
 from ..core.spec import StreamSpec
 from ._calls import ABSENT, CallTrace, Delta, argument_features, call_features
 from ._sse import DONE, WireEvent
-from ._table import ARGUMENT_FEATURES, CALL_FEATURES, TRANSPORT_FEATURES, Feature, feature, table_of
+from ._table import (
+    ARGUMENT_FEATURES,
+    CALL_FEATURES,
+    NAMED_EVENT_FEATURES,
+    TRANSPORT_FEATURES,
+    Feature,
+    feature,
+    table_of,
+)
 
 __all__ = ["FEATURES", "classify"]
 
@@ -21,9 +29,7 @@ FEATURES: tuple[Feature, ...] = table_of(
     "openai-responses",
     (
         *TRANSPORT_FEATURES,
-        feature("sse.event-lines", "every event with its `event:` line", "T3"),
-        feature("sse.no-event-lines", "events without an `event:` line", "T3", "T7"),
-        feature("sse.event-mismatch", "an `event:` name that is not the data's `type`", "T8"),
+        *NAMED_EVENT_FEATURES,
         *CALL_FEATURES,
         *ARGUMENT_FEATURES,
         feature("responses.no-created", "no `response.created` first", "R12"),

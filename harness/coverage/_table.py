@@ -17,6 +17,7 @@ from ..rules import (
 __all__ = [
     "ARGUMENT_FEATURES",
     "CALL_FEATURES",
+    "NAMED_EVENT_FEATURES",
     "TRANSPORT_FEATURES",
     "Feature",
     "feature",
@@ -112,6 +113,13 @@ CALL_FEATURES: tuple[Feature, ...] = (
     feature("index.reused", "a new call at an index an earlier call used", "A5", "C2"),
 )
 """How calls and their metadata travel (rules A3–A6, V3–V4; quirks C1–C8, C14, C15)."""
+
+NAMED_EVENT_FEATURES: tuple[Feature, ...] = (
+    feature("sse.event-lines", "every event with its `event:` line", "T3"),
+    feature("sse.no-event-lines", "events without an `event:` line", "T3", "T7"),
+    feature("sse.event-mismatch", "an `event:` name that is not the data's `type`", "T8"),
+)
+"""How a dialect whose events are named (Anthropic's, Responses') sends the names."""
 
 ARGUMENT_FEATURES: tuple[Feature, ...] = (
     feature("args.empty", "a call whose arguments are empty or never sent", "V1", "C13"),
