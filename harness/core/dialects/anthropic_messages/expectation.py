@@ -99,7 +99,9 @@ def expect_anthropic_messages(spec: StreamSpec, rendered: Rendered, profile: str
             base["arguments_text"] = None
             calls.append(ExpectedCall("rejected", "too_large", **base))
             continue
-        complete = _complete_json(text)
+        # A block that streamed nothing completes at its stop with its start's input, whatever
+        # that holds (D22); streamed text only when it is strictly JSON (D24).
+        complete = not _streamed(plan) or _complete_json(text)
         release = rendered.boundary_offset(number) if boundary else None
         if boundary and complete:
             calls.append(_completed(completer, plan, base, text, release))
