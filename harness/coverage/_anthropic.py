@@ -106,11 +106,7 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         if not isinstance(payload, dict) or not event.dispatched:
             continue
         kind = payload.get("type")
-        # ``event: message`` is what no event: line means (SSE's default event type).
-        unnamed = event.name in (None, "message")
-        features.add("sse.no-event-lines" if unnamed else "sse.event-lines")
-        if not unnamed and event.name != kind:
-            features.add("sse.event-mismatch")
+        features.update(event.name_features(kind))
         if stopped:
             features.add("end.after-message-stop")
         if kind not in _EVENTS:

@@ -31,6 +31,16 @@ class WireEvent:
     """The data as JSON, :data:`DONE`, or None when it is neither."""
     dispatched: bool = True
 
+    def name_features(self, kind: Any) -> tuple[str, ...]:
+        """How the event is named, in a dialect whose events are named after their payload's
+        ``type`` (``kind``): with or without an ``event:`` line, and a name unlike the type.
+        ``event: message`` is what no ``event:`` line means (SSE's default event type)."""
+        if self.name in (None, "message"):
+            return ("sse.no-event-lines",)
+        if self.name != kind:
+            return ("sse.event-lines", "sse.event-mismatch")
+        return ("sse.event-lines",)
+
 
 def read_sse(raw: bytes) -> tuple[list[WireEvent], set[str]]:
     """The events of ``raw`` and the transport features it shows."""
