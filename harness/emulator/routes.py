@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import itertools
 import json
 import threading
 from collections.abc import Mapping, Sequence
@@ -23,10 +22,9 @@ from urllib.parse import quote
 from ..core.dialects.openai_chat import chat_chunk, delta_choice
 from .model import Answer, Call, think
 from .reply import Reply
+from .wire_route import fragments, pauses, u_escaped
 
 __all__ = ["ROUTES", "Route"]
-
-_FRAGMENT_SIZES = (3, 7, 5, 4, 6)
 
 
 class Route:
@@ -65,14 +63,14 @@ class Route:
 
     def stream(self, answer: Answer, chunks: list[bytes], delay: float) -> Reply:
         """The chunks as a reply; a route that misbehaves on the connection overrides this."""
-        return Reply(tuple(chunks), _pauses(len(chunks), delay))
+        return Reply(tuple(chunks), pauses(len(chunks), delay))
 
     def events(self, answer: Answer) -> list[Any]:
         """The stream's events in order: chunk payloads, ``"[DONE]"``, or raw bytes."""
         out: list[Any] = [
             self.chunk(answer, {"role": "assistant", "content": "" if answer.text else None})
         ]
-        out += [self.chunk(answer, {"content": piece}) for piece in _fragments(answer.text or "")]
+        out += [self.chunk(answer, {"content": piece}) for piece in fragments(answer.text or "")]
         for index, call in enumerate(answer.calls):
             out += [
                 self.chunk(answer, {"tool_calls": [delta]}) for delta in self.deltas(call, index)
@@ -93,7 +91,7 @@ class Route:
         }
         return [header] + [
             {"index": index, "function": {"arguments": piece}}
-            for piece in _fragments(call.arguments)
+            for piece in fragments(call.arguments)
         ]
 
     def finish(self, answer: Answer) -> str:
@@ -383,7 +381,7 @@ class NeverFinishes(Route):
     def stream(self, answer: Answer, chunks: list[bytes], delay: float) -> Reply:
         half = chunks[: max(2, len(chunks) // 2)]
         return Reply(
-            tuple(half), _pauses(len(half), delay), linger=24 * 3600.0, heartbeat=self.heartbeat
+            tuple(half), pauses(len(half), delay), linger=24 * 3600.0, heartbeat=self.heartbeat
         )
 
 
@@ -419,12 +417,12 @@ class EchoesKey(Route):
                 call["function"]["arguments"] = json.dumps({"echo": key})
             return Reply((), completion=completion, headers=echoed)
         chunks = self._echo(answer, key)
-        return Reply(tuple(chunks), _pauses(len(chunks), delay), headers=echoed)
+        return Reply(tuple(chunks), pauses(len(chunks), delay), headers=echoed)
 
     def _echo(self, answer: Answer, key: str) -> list[bytes]:
         bits = int.from_bytes(hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest())
         cut = 1 + bits % (len(key) - 1)
-        partly = "".join(_u_escaped(c) if bits >> (n % 200) & 1 else c for n, c in enumerate(key))
+        partly = "".join(u_escaped(c) if bits >> (n % 200) & 1 else c for n, c in enumerate(key))
         encoded = base64.b64encode(f"user:{key}".encode()).decode()
 
         def content(text: str, raw: str | None = None) -> bytes:
@@ -436,7 +434,7 @@ class EchoesKey(Route):
         chunks = [
             role[:at],
             role[at:],
-            content("#1", "".join(_u_escaped(c) for c in key)),
+            content("#1", "".join(u_escaped(c) for c in key)),
             content("#2", partly),
             content(f" ?api-key={quote(key, safe='')} ?key={quote(key[:cut])}{key[cut:]}"),
             content(f" Basic {encoded} {base64.urlsafe_b64encode(key.encode()).decode()}"),
@@ -476,21 +474,6 @@ ROUTES: dict[str, type[Route]] = {
 # -- the fake model's pieces --------------------------------------------------------------------
 
 
-def _fragments(text: str) -> list[str]:
-    pieces: list[str] = []
-    sizes = itertools.cycle(_FRAGMENT_SIZES)
-    start = 0
-    while start < len(text):
-        size = next(sizes)
-        pieces.append(text[start : start + size])
-        start += size
-    return pieces
-
-
-def _pauses(count: int, delay: float) -> tuple[float, ...]:
-    return tuple(0.0 if n == 0 else delay for n in range(count))
-
-
 def _sse(event: Any) -> bytes:
     data = (
         event
@@ -498,11 +481,6 @@ def _sse(event: Any) -> bytes:
         else json.dumps(event, ensure_ascii=False, separators=(",", ":"))
     )
     return f"data: {data}\n\n".encode("utf-8", "surrogatepass")
-
-
-def _u_escaped(c: str) -> str:
-    """``c`` as JSON ``\\uXXXX`` escapes (a surrogate pair beyond the BMP)."""
-    return json.dumps(c, ensure_ascii=True)[1:-1] if ord(c) > 0x7F else f"\\u{ord(c):04x}"
 
 
 def _finishes(event: Any) -> bool:

@@ -26,8 +26,8 @@ NamedEvent = tuple[str, Mapping[str, Any]]
 
 
 def fragments(text: str) -> list[str]:
-    """``text`` in pieces of 3 to 7 characters, as a real model's tokens come (the same cut
-    as the chat routes')."""
+    """``text`` in pieces of 3 to 7 characters, as a real model's tokens come (every emulated
+    route cuts its text so)."""
     pieces: list[str] = []
     sizes = itertools.cycle(_FRAGMENT_SIZES)
     start = 0
