@@ -176,6 +176,10 @@ def test_a_daemon_started_in_a_hung_shape_check_is_killed_with_it(
     assert left_alive(pids) == []
 
 
+def _default_interrupt() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def started_callstream(argv: list[str]) -> Iterator[subprocess.Popen[bytes]]:
     process = subprocess.Popen(
         [str(CALLSTREAM), *argv],
@@ -183,6 +187,9 @@ def started_callstream(argv: list[str]) -> Iterator[subprocess.Popen[bytes]]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own terminal group, as a shell would give it
+        # ^C's default action, as at a terminal: a shell's background job (CI started that way)
+        # hands its children SIGINT ignored, and an ignored ^C would end nothing.
+        preexec_fn=_default_interrupt,
     )
     try:
         yield process
