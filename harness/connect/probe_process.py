@@ -12,16 +12,13 @@ from typing import Any
 
 from ..errors import HarnessError
 from .connectables import load_in_worker
-from .processes import WorkerContext, end_worker, worker_context
+from .processes import REAP_TIMEOUT, WorkerContext, end_worker, worker_context
 from .shape_probes import PROBES, Probe, StreamShape, run_probes
 
 __all__ = ["probe_apart"]
 
 _LOAD_TIMEOUT = 120.0
 """Seconds the checking process may take to load the implementation, as a run's worker may."""
-_REAP_TIMEOUT = 5.0
-"""Seconds a checking process that ended may take to be reaped (its keeper first kills what the
-implementation left)."""
 
 
 def probe_apart(
@@ -62,7 +59,7 @@ def _stopped(stream: Probe, how: str, process: BaseProcess, timeout: float) -> S
         return StreamShape(
             stream.name, trouble=f"did not finish within the timeout ({timeout:g} s)", hung=True
         )
-    process.join(_REAP_TIMEOUT)  # the keeper first kills what the implementation left
+    process.join(REAP_TIMEOUT)  # the keeper first kills what the implementation left
     return StreamShape(
         stream.name, trouble=f"ended the process it ran in ({_how(process.exitcode)})"
     )

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import NoReturn
 
 __all__ = [
+    "REAP_TIMEOUT",
     "SCOPE_VARIABLE",
     "become_subreaper",
     "end_worker",
@@ -48,6 +49,10 @@ __all__ = [
     "start_worker",
     "worker_context",
 ]
+
+REAP_TIMEOUT = 5.0
+"""Seconds a worker that has finished (closed its pipe, reported, or ended) may take to exit
+and be reaped before it is killed: its keeper first kills what the implementation left."""
 
 WorkerContext = ForkServerContext | SpawnContext
 

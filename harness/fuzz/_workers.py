@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import multiprocessing
 import os
 import signal
 import tempfile
@@ -27,7 +26,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from ..connect.connectables import load_implementation
-from ..connect.processes import WorkerContext, worker_context
+from ..connect.processes import REAP_TIMEOUT, WorkerContext, exit_with_parent, worker_context
 from ..core.case import CaseResult
 from ..core.declaration import Implementation
 from ..core.spec import Scenario, Splitting
@@ -38,9 +37,6 @@ from ._minimising import _minimise
 from ._progress import FuzzProgress
 from ._running import InProcess, Isolated, Run, _failed, _how
 from ._searching import _Outcome, _Search, _search
-
-_REAP_TIMEOUT = 5.0
-"""Seconds a worker that reported may take to end before it is killed."""
 
 
 class _Worker:
@@ -130,7 +126,7 @@ class _Worker:
     def close(self) -> None:
         """Reap the process, killed unless it reported and ends by itself."""
         if self.outcome is not None:
-            self.process.join(_REAP_TIMEOUT)
+            self.process.join(REAP_TIMEOUT)
         if self.process.exitcode is None:
             self.process.kill()
         self.process.join()
@@ -253,7 +249,7 @@ def _work(
         if search.replay is None:
             # A thread is fine here (this process never forks): it ends the worker if the
             # supervisor dies, even while the implementation hangs.
-            threading.Thread(target=_exit_with_parent, daemon=True).start()
+            threading.Thread(target=exit_with_parent, daemon=True).start()
             run = InProcess(implementation, search.timeout)
             stopped = stop.is_set
         else:
@@ -289,10 +285,3 @@ def _work(
 
 def _never() -> bool:
     return False
-
-
-def _exit_with_parent() -> None:
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        parent.join()
-        os._exit(1)

@@ -24,7 +24,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from ..connect.connectables import load_in_worker
-from ..connect.processes import WorkerContext, end_worker, worker_context
+from ..connect.processes import REAP_TIMEOUT, WorkerContext, end_worker, worker_context
 from ..core.case import CaseResult, run_case
 from ..core.checks import CHECKS
 from ..core.judgement import Failure
@@ -36,8 +36,6 @@ __all__ = ["run_cases"]
 _STARTUP_TIMEOUT = 120.0
 """Seconds a fresh worker may take to import and load the implementation (litellm alone takes
 ten on a busy two-core machine; a worker that takes longer is a harness error)."""
-_REAP_TIMEOUT = 5.0
-"""Seconds a worker that closed its pipe may take to exit before it is killed."""
 
 
 def run_cases(
@@ -128,7 +126,7 @@ class _Worker:
     def _died(self) -> tuple[int, CaseResult]:
         self.alive = False
         # Its keeper first kills what it left; one that closed its pipe but lives on is killed.
-        end_worker(self.process, grace=_REAP_TIMEOUT)
+        end_worker(self.process, grace=REAP_TIMEOUT)
         code = self.process.exitcode
         how = (
             f"killed by {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
@@ -169,7 +167,7 @@ def _stop(workers: list[_Worker]) -> None:
         else:
             end_worker(worker.process)
     for worker in workers:
-        end_worker(worker.process, grace=_REAP_TIMEOUT)
+        end_worker(worker.process, grace=REAP_TIMEOUT)
         worker.conn.close()
 
 
