@@ -24,7 +24,7 @@ from ._arguments import draw_value
 from ._fragments import cut
 from ._invalid import draw_malformed, draw_schema_violation, violations
 from ._json_text import SURROGATE, spell
-from ._knobs import Json, between, label_draw, pick, rarely, sometimes
+from ._knobs import Json, between, flag, knobs, label_draw, one_in, pick, rarely, sometimes
 
 __all__ = [
     "call_plans",
@@ -36,6 +36,9 @@ _OUTCOMES = ("malformed_json", "schema_violation", "unknown_tool", "missing_name
 _UNKNOWN_NAMES = ("unknown_tool", "Search", "get_weather ", "tool.name", "функция")
 _ID_SUFFIXES = ("_a1B2c3", "-Ωμέγα", "_😀")
 _EXTRA_CONTENT = {"google": {"thought_signature": "CiQBjz1rX2Z0ZXN0LXNpZ25hdHVyZQ=="}}
+_DRAFTS = knobs(one_in("valid", _OUTCOMES, 20), flag(10))
+"""What a call's arguments are (valid four times in five) and whether their strings may hold
+lone surrogates (one call in ten), in one choice."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,11 +58,11 @@ def _draft(draw: st.DrawFn, tools: Sequence[Tool], lone_surrogates: bool) -> _Dr
     """Who one call names and its argument text (drawn inside the call's span: no strategy is
     built per call)."""
     tool: Tool = pick(draw, tools)
-    outcome = draw(sometimes("valid", _OUTCOMES, 20))
+    outcome, lone = _DRAFTS.draw(draw)
     if outcome == "schema_violation" and not violations(tool.parameters):
         outcome = "malformed_json"
     label_draw(f"call: {outcome}")
-    lone = lone_surrogates and draw(rarely(10))
+    lone = lone_surrogates and lone
     if outcome == "no_arguments":
         return _Draft(tool.name, "", outcome, lone=lone)
     if outcome in ("malformed_json", "schema_violation"):
@@ -159,7 +162,7 @@ def draw_call_plans(
 ) -> tuple[CallPlan, ...]:
     """What ``call_plans`` draws, drawn in the caller's span; each call is still a span of its
     own (an element of a list), which the shrinker deletes whole."""
-    quirky = draw(rarely(30))
+    quirky = draw(rarely(50))
     if quirky:
         label_draw("calls: metadata quirks")
     # Per choice: indices as OpenAI sends them, none at all (Gemini), or every call at index 0
@@ -226,6 +229,21 @@ def _call(draw: st.DrawFn, stream: _Stream, choices: int) -> CallPlan:
 
 _ID_POLICIES: tuple[IdPolicy, ...] = ("every", "omit", "empty", "numeric", "changing")
 _NAME_POLICIES: tuple[NamePolicy, ...] = ("every", "omit", "late")
+_WHO = knobs(
+    ((False, 6), (True, 1)),  # the legacy function_call (14 %: it turns off the others)
+    one_in("once", _ID_POLICIES, 60),
+    (("once", 9), *((policy, 2) for policy in _NAME_POLICIES)),  # 40 %
+    (("", 17), *((suffix, 1) for suffix in _ID_SUFFIXES)),  # 15 %
+)
+"""How a quirky call names itself, in one choice."""
+_HOW = knobs(
+    flag(15),  # arguments as a JSON value
+    flag(15),  # cumulative snapshots
+    flag(10),  # extra_content
+    flag(20),  # type in every delta
+    flag(20),  # arguments in the header
+)
+"""How a quirky call's arguments travel, in one choice."""
 
 
 def _metadata(
@@ -241,15 +259,8 @@ def _metadata(
     """How one call's metadata travels, among the combinations the oracle can predict. Every
     knob is drawn, then the combinations the oracle cannot predict are turned back to the
     ordinary value, so a call's draws stay aligned while the shrinker simplifies."""
-    legacy = draw(rarely(25))
-    id_policy: IdPolicy = draw(sometimes("once", _ID_POLICIES, 50))
-    name_policy: NamePolicy = draw(sometimes("once", _NAME_POLICIES, 40))
-    suffix = draw(sometimes("", _ID_SUFFIXES, 15))
-    as_value = draw(rarely(10))
-    snapshots = draw(rarely(5))
-    extra = draw(rarely(10))
-    type_every = draw(rarely(20))
-    header_arguments = draw(rarely(20))
+    legacy, id_policy, name_policy, suffix = _WHO.draw(draw)
+    as_value, snapshots, extra, type_every, header_arguments = _HOW.draw(draw)
     if zero_index:
         # Each call at index 0 must come with an id and a name to be told from the last one.
         legacy = False
@@ -334,7 +345,7 @@ def _wire_index(
     takes_over = plan.name is not None and _reusable(plan) and plan.name_policy in ("once", "every")
     if zero and 0 in owners and takes_over:
         how = "zero"
-    elif quirky and draw(rarely(15)) and plan.name_policy != "late":
+    elif quirky and draw(rarely(25)) and plan.name_policy != "late":
         options = ["gap"]
         if owners and schedule != "interleaved" and takes_over:
             options.append("reuse")
