@@ -106,7 +106,7 @@ def _transports(draw: st.DrawFn) -> Transport:
 
 def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
     """Sometimes a small ``max_argument_bytes``, where no strict rejection could come first."""
-    if not calls or not draw(rarely(8)) or any(plan.header_arguments for plan in calls):
+    if not calls or not draw(rarely(10)) or any(plan.header_arguments for plan in calls):
         return Limits()
     largest = max(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)
     label_draw("limits: small max_argument_bytes")

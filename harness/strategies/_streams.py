@@ -107,8 +107,8 @@ def _noises(draw: st.DrawFn) -> Noise:
 
 _ENDINGS = knobs(
     _FINISHES,
-    one_in(None, _ERRORS, 30),
-    (((), 15), *((after, 1) for after in _AFTER_FINISH)),  # a quarter
+    one_in(None, _ERRORS, 35),
+    (((), 12), *((after, 1) for after in _AFTER_FINISH)),  # 29 %
     ((True, 7), (False, 3)),  # [DONE]
     flag(25),  # the finish with the last delta
     ((False, 2), (True, 1)),  # cut inside the last event
@@ -153,7 +153,7 @@ _TRANSPORTS = knobs(
     flag(20),  # payloads over several data: lines
     flag(20),  # empty data: lines
     flag(20),  # a bare event line
-    flag(20),  # trailing spaces
+    flag(30),  # trailing spaces
     percent=30,
 )
 """Every transport knob in one choice, seven streams in ten plain LF."""
@@ -198,7 +198,7 @@ def _strictly_rejected(plan: CallPlan) -> bool:
 def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
     # A call past the limit is rejected at the fragment that passes it, so the oracle can
     # predict it only when no other rejection could come first mid-stream.
-    small = draw(rarely(8))
+    small = draw(rarely(10))
     if not small or any(_strictly_rejected(plan) for plan in calls):
         return Limits()
     largest = max(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)
