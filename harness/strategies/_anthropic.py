@@ -103,7 +103,7 @@ _ENDINGS = knobs(
     ((False, 2), (True, 3)),  # an ending other than tool_use (60 %)
     tuple((finish, 1) for finish in _FINISHES),
     ((None, 9), ("event", 1)),  # an error event
-    ((True, 3), (False, 1)),  # message_stop
+    ((True, 2), (False, 1)),  # message_stop (a third of the endings drawn without)
     ((False, 6), (True, 1)),  # cut inside the last event (about 15 %)
 )
 """Every ending knob in one choice; two streams in five end the ordinary way."""

@@ -36,9 +36,17 @@ _OUTCOMES = ("malformed_json", "schema_violation", "unknown_tool", "missing_name
 _UNKNOWN_NAMES = ("unknown_tool", "Search", "get_weather ", "tool.name", "функция")
 _ID_SUFFIXES = ("_a1B2c3", "-Ωμέγα", "_😀")
 _EXTRA_CONTENT = {"google": {"thought_signature": "CiQBjz1rX2Z0ZXN0LXNpZ25hdHVyZQ=="}}
-_DRAFTS = knobs(one_in("valid", _OUTCOMES, 20), flag(10))
-"""What a call's arguments are (valid four times in five) and whether their strings may hold
-lone surrogates (one call in ten), in one choice."""
+_INDEXING = sometimes("next", ("none", "zero"), 30)
+_QUIRKS = knobs(flag(50), one_in("next", ("none", "zero"), 30))
+"""Whether a stream's calls send their metadata the ways real servers do (half the streams),
+and how its first choice numbers them, in one choice."""
+_DRAFTS = knobs(
+    (("valid", 16), ("malformed_json", 2), *((outcome, 1) for outcome in _OUTCOMES[1:])),
+    flag(10),
+)
+"""What a call's arguments are (valid about three times in four, malformed JSON, which takes
+the most shapes, twice as often as each other refusal) and whether their strings may hold lone
+surrogates (one call in ten), in one choice."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,12 +170,12 @@ def draw_call_plans(
 ) -> tuple[CallPlan, ...]:
     """What ``call_plans`` draws, drawn in the caller's span; each call is still a span of its
     own (an element of a list), which the shrinker deletes whole."""
-    quirky = draw(rarely(50))
-    if quirky:
-        label_draw("calls: metadata quirks")
     # Per choice: indices as OpenAI sends them, none at all (Gemini), or every call at index 0
     # told apart by a new id and name (Ollama), which cannot be interleaved.
-    modes = [draw(sometimes("next", ("none", "zero"), 30)) for _ in range(choices)]
+    quirky, mode = _QUIRKS.draw(draw)
+    if quirky:
+        label_draw("calls: metadata quirks")
+    modes = [mode, *(draw(_INDEXING) for _ in range(1, choices))]
     stream = _Stream(
         tools,
         schedule,
@@ -231,7 +239,7 @@ _ID_POLICIES: tuple[IdPolicy, ...] = ("every", "omit", "empty", "numeric", "chan
 _NAME_POLICIES: tuple[NamePolicy, ...] = ("every", "omit", "late")
 _WHO = knobs(
     ((False, 6), (True, 1)),  # the legacy function_call (14 %: it turns off the others)
-    one_in("once", _ID_POLICIES, 60),
+    (("once", 10), *((policy, 5 if policy == "changing" else 3) for policy in _ID_POLICIES)),
     (("once", 9), *((policy, 2) for policy in _NAME_POLICIES)),  # 40 %
     (("", 17), *((suffix, 1) for suffix in _ID_SUFFIXES)),  # 15 %
 )

@@ -1,5 +1,6 @@
-"""How every generator draws: knobs that shrink to the ordinary value (``rarely``, ``mostly``,
-``sometimes``), and the labels and targets that statistics and coverage-guided fuzzers steer by."""
+"""How every generator draws: knobs that shrink to the ordinary value (``rarely``,
+``sometimes``, ``mostly_one_of``, several at once with ``knobs``), and the labels and targets
+that statistics and coverage-guided fuzzers steer by."""
 
 from __future__ import annotations
 
@@ -27,7 +28,6 @@ __all__ = [
     "flag",
     "knobs",
     "label_draw",
-    "mostly",
     "mostly_one_of",
     "one_in",
     "pick",
@@ -48,15 +48,6 @@ def rarely(percent: int) -> st.SearchStrategy[bool]:
     return st.sampled_from((False,) * (100 - percent) + (True,) * percent)
 
 
-@st.composite
-def mostly(
-    draw: st.DrawFn, common: st.SearchStrategy[Any], odd: st.SearchStrategy[Any], percent: int
-) -> Any:
-    """A draw from ``common``, or about ``percent`` times in a hundred from ``odd`` (``one_of``
-    would pick each half of the time); shrinks towards ``common``."""
-    return draw(odd if draw(rarely(percent)) else common)
-
-
 _ODD = object()
 """Stands in a table of outcomes for "a draw from the odd strategy"."""
 
@@ -71,8 +62,8 @@ def mostly_one_of(
     common: tuple[Any, ...], odd: st.SearchStrategy[Any], percent: int
 ) -> st.SearchStrategy[Any]:
     """One of ``common`` (each about as often), or about ``percent`` times in a hundred a draw
-    from ``odd``: ``mostly(st.sampled_from(common), odd, percent)`` in one choice where that
-    takes two, and a span fewer; shrinks to ``common[0]``. Build it once (module level)."""
+    from ``odd``, in one choice (a draw saying which kind, then one from it, would take two,
+    and a span more); shrinks to ``common[0]``. Build it once (module level)."""
     share = max(100 - percent, len(common))
     table = tuple(common[k * len(common) // share] for k in range(share)) + (_ODD,) * percent
     return _one_or_odd(st.sampled_from(table), odd)
@@ -82,7 +73,8 @@ def mostly_one_of(
 def sometimes(ordinary: Any, others: tuple[Any, ...], percent: int) -> st.SearchStrategy[Any]:
     """``ordinary``, or about ``percent`` times in a hundred one of ``others`` (each about as
     often as the next); shrinks to ``ordinary``, then to the earliest of ``others``. One choice,
-    an index into a hundred outcomes, where ``mostly`` would take three draws."""
+    an index into a hundred outcomes, where a draw saying whether, then one saying which,
+    would take two."""
     if not others:
         return st.just(ordinary)
     share = max(percent, len(others))

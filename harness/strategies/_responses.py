@@ -42,8 +42,6 @@ _ERRORS: tuple[Any, ...] = ("nested", "flat", "event")
 _NEWLINES: tuple[Literal["lf", "crlf", "cr", "mixed"], ...] = ("lf", "crlf", "cr", "mixed")
 _ONE_IN_THREE = ((False, 2), (True, 1))
 """About 35 % (a third), in weights small enough for eight knobs to share a choice."""
-_ONE_IN_SEVEN = ((False, 6), (True, 1))
-"""About 15 % (14 %)."""
 _AFTER = (("duplicate_finish",), ("late_delta",))
 
 
@@ -115,10 +113,10 @@ def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
 
 _ENDINGS = knobs(
     ((False, 2), (True, 3)),  # a terminal other than completed (60 %)
-    one_in(None, _ERRORS, 30),
+    one_in(None, _ERRORS, 40),
     tuple((finish, 1) for finish in _FINISHES),
-    one_in((), _AFTER, 20),
-    _ONE_IN_SEVEN,  # the last event cut
+    one_in((), _AFTER, 30),
+    flag(30),  # the last event cut
 )
 """Every ending knob in one choice; two streams in five complete."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Literal
 
 from hypothesis import reject
@@ -21,7 +22,7 @@ from ..core.spec import (
 )
 from ._anthropic import anthropic_stream_specs
 from ._calls import draw_call_plans
-from ._knobs import aim, between, flag, knobs, label_draw, one_in, rarely, sometimes
+from ._knobs import Knobs, aim, between, flag, knobs, label_draw, one_in, rarely
 from ._predictable import predictable
 from ._responses import responses_stream_specs
 from ._schemas import tools
@@ -41,10 +42,10 @@ _CONTENTS = (
 )
 _FINISHES = (
     ("tool_calls", 2),
-    ("stop", 2),
+    ("stop", 3),
     ("length", 3),
-    (None, 3),
-    ("function_call", 2),
+    (None, 4),
+    ("function_call", 3),
     ("content_filter", 2),
     ("error", 1),
     ("MALFORMED_FUNCTION_CALL", 1),
@@ -108,7 +109,7 @@ def _noises(draw: st.DrawFn) -> Noise:
 _ENDINGS = knobs(
     _FINISHES,
     one_in(None, _ERRORS, 35),
-    (((), 12), *((after, 1) for after in _AFTER_FINISH)),  # 29 %
+    (((), 8), *((after, 1) for after in _AFTER_FINISH)),  # 38 %
     ((True, 7), (False, 3)),  # [DONE]
     flag(25),  # the finish with the last delta
     ((False, 2), (True, 1)),  # cut inside the last event
@@ -153,7 +154,7 @@ _TRANSPORTS = knobs(
     flag(20),  # payloads over several data: lines
     flag(20),  # empty data: lines
     flag(20),  # a bare event line
-    flag(30),  # trailing spaces
+    flag(35),  # trailing spaces
     percent=30,
 )
 """Every transport knob in one choice, seven streams in ten plain LF."""
@@ -182,6 +183,16 @@ def _transports(draw: st.DrawFn) -> Transport:
     if not transport.space:
         label_draw("transport: data: without a space")
     return transport
+
+
+@cache
+def _shapes(max_choices: int) -> Knobs:
+    """How many choices a stream has (one but about 15 times in a hundred) and how its calls
+    are scheduled (sequentially but about 35 times in a hundred), in one choice."""
+    return knobs(
+        one_in(1, tuple(range(2, max_choices + 1)) or (1,), 15),
+        one_in("sequential", _SCHEDULES[1:], 35),
+    )
 
 
 def _strictly_rejected(plan: CallPlan) -> bool:
@@ -215,8 +226,7 @@ def _stream_specs(
     lone_surrogates: bool,
 ) -> StreamSpec:
     exposed = tuple(tool_set) if tool_set is not None else draw(tools())
-    choices = draw(sometimes(1, tuple(range(2, max_choices + 1)) or (1,), 15))
-    schedule = draw(sometimes("sequential", _SCHEDULES[1:], 35))
+    choices, schedule = _shapes(max_choices).draw(draw)
     calls = draw_call_plans(draw, exposed, choices, schedule, max_calls, lone_surrogates)
     if draw(rarely(8)):
         # The call names a tool the request did not offer: no tool at all is exposed.

@@ -50,6 +50,7 @@ _NAMED_EVENTS = {
 _LONE = _RARE + "a lone surrogate rarely survives as an escape"
 _ONE_DRAW = _RARE + "since each knob became one draw (fuzz throughput), not yet tuned back"
 _CHAT = {
+    "args.lone-surrogate-escape": _LONE,
     "id.late": "no id policy sends the id after the first delta",
     "id.shared": "ids are drawn distinct",
     "name.changed": "no name policy changes the name (a new call at the index is C2)",
