@@ -48,7 +48,6 @@ _NAMED_EVENTS = {
     "done.present": _NO_KNOB,
 }
 _LONE = _RARE + "a lone surrogate rarely survives as an escape"
-_ONE_DRAW = _RARE + "since each knob became one draw (fuzz throughput), not yet tuned back"
 _CHAT = {
     "args.lone-surrogate-escape": _LONE,
     "id.late": "no id policy sends the id after the first delta",
@@ -69,7 +68,7 @@ _ANTHROPIC = {
     "anthropic.unknown-delta": _NO_KNOB + " (A4)",
     "stop.other": "the generator draws Anthropic's stop reasons only",
     "end.after-message-stop": _NO_KNOB,
-    "args.lone-surrogate-escape": _ONE_DRAW,
+    "args.lone-surrogate-escape": _LONE,
 }
 _RESPONSES = {
     "id.late": "no id policy sends the call_id after output_item.added",
