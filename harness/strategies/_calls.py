@@ -6,7 +6,9 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from functools import cache
 
 from hypothesis import reject
 from hypothesis import strategies as st
@@ -193,15 +195,32 @@ def draw_call_plans(
     )
     # A list, each call one element: the shrinker deletes any call, the first included, as
     # one span. The calls are drawn in order, each seeing what the earlier ones decided.
-    plans = draw(st.lists(_call(stream, choices), min_size=1, max_size=max_calls))
+    drawing = _DRAWING.set(stream)
+    try:
+        plans = draw(_calls(max_calls))
+    finally:
+        _DRAWING.reset(drawing)
     if len({plan.name for plan in plans if plan.name is not None}) < len(plans):
         label_draw("calls: the same function twice")
     return tuple(plans)
 
 
+_DRAWING: ContextVar[_Stream] = ContextVar("callstream strategies: the stream being drawn")
+"""The stream whose calls ``_calls`` is drawing: the list strategy is built once per length
+bound (a strategy built per example costs Hypothesis its working out, every time), so it finds
+what the earlier calls decided here rather than in an argument."""
+
+
+@cache
+def _calls(max_calls: int) -> st.SearchStrategy[list[CallPlan]]:
+    return st.lists(_call(), min_size=1, max_size=max_calls)
+
+
 @st.composite
-def _call(draw: st.DrawFn, stream: _Stream, choices: int) -> CallPlan:
-    """One more call of ``stream``."""
+def _call(draw: st.DrawFn) -> CallPlan:
+    """One more call of the stream being drawn."""
+    stream = _DRAWING.get()
+    choices = len(stream.wires)
     choice = draw(between(0, choices - 1)) if choices > 1 else 0
     draft = _draft(draw, stream.tools, stream.lone_surrogates)
     schedule = stream.schedule
