@@ -15,7 +15,10 @@ Three measurements, against the reference assembler unless ``--impl`` says other
    checks; what is left of the wall time is Hypothesis's engine.
 2. **Throughput** of ``callstream.fuzz.fuzz`` as ``callstream fuzz --profile ci`` runs it,
    with one worker process and with two (the machine's two cores), in examples per second; the
-   figure includes starting the worker processes.
+   figure includes forking the worker processes. Workers fork from a server that imports
+   callstream once per process, the first run's cost: a one-example run pays it first, and
+   its time is printed apart (without it the one-worker run paid it and the two-worker run,
+   which came second, did not).
 3. **What isolation costs**: one case (every chunking of its splitting) run in the search
    process, as the fuzzer runs every example, and run in a process of its own, as it replays
    and shrinks an example that ended a worker.
@@ -245,6 +248,11 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     print("\nThroughput of callstream fuzz --profile ci:")
+    start = throughput(implementation, 1, 1)
+    print(
+        f"  the first run in a process (one example): {start['seconds']:.2f} s, most of it "
+        f"starting the server the workers fork from ({start['load']})"
+    )
     runs = [throughput(implementation, args.examples, workers) for workers in (1, 2)]
     for run in runs:
         found = " (stopped at a find)" if run["found"] else ""
@@ -262,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         "worker)"
     )
     if args.json is not None:
-        figures = {"stages": stages, "throughput": runs, "isolation": isolation}
+        figures = {"stages": stages, "start": start, "throughput": runs, "isolation": isolation}
         args.json.write_text(json.dumps(figures, indent=2))
     return 0
 

@@ -13,7 +13,9 @@ alone. Every property here is bounded and derandomised by the test profile.
 from __future__ import annotations
 
 import json
+import random
 import re
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -26,9 +28,18 @@ from callstream import strategies
 from callstream.core.case import run_case
 from callstream.core.oracle import expect
 from callstream.core.rendering import render
-from callstream.core.spec import CallPlan, Ending, Scenario, Splitting, StreamSpec, Transport
+from callstream.core.spec import (
+    CallPlan,
+    Ending,
+    Noise,
+    Scenario,
+    Splitting,
+    StreamSpec,
+    Transport,
+)
 from callstream.reference import Limits, Tool
 from callstream.rules import OPENAI_CHAT_QUIRKS, RULES
+from callstream.strategies._knobs import flag, knobs, one_in
 
 Case = tuple[Scenario, Splitting]
 FIND = settings(
@@ -301,3 +312,25 @@ def test_offset_splittings_stay_inside_the_stream(data: st.DataObject) -> None:
     if splitting.kind == "offsets":
         assert list(splitting.offsets) == sorted(set(splitting.offsets))
         assert all(0 < offset < len(payload) for offset in splitting.offsets)
+
+
+def test_knobs_drawn_together_come_as_often_as_each_says() -> None:
+    """Knobs folded into one index are each on about as often as their weights say, whatever
+    the others are, when the bytes drawn are uniform (as Hypothesis draws a byte)."""
+    together = knobs(flag(30), one_in("plain", ("odd", "odder"), 20), flag(5), percent=40)
+    bytes_drawn = random.Random(14)
+    drawn = [together.draw(lambda _: bytes_drawn.randrange(256)) for _ in range(20_000)]
+    share = Counter(drawn)
+    on = 1 - share[(False, "plain", False)] / len(drawn)
+    assert abs(sum(first for first, _, _ in drawn) / len(drawn) - 0.4 * 0.3) < 0.01
+    assert abs(sum(second == "odder" for _, second, _ in drawn) / len(drawn) - 0.04) < 0.01
+    assert abs(sum(third for _, _, third in drawn) / len(drawn) - 0.02) < 0.005
+    assert 0.4 * (1 - 0.7 * 0.8 * 0.95) - 0.015 < on < 0.4 * (1 - 0.7 * 0.8 * 0.95) + 0.015
+
+
+def test_a_stream_shrinks_to_ordinary_noise_ending_and_transport() -> None:
+    """Every folded knob shrinks to its ordinary value: the simplest stream drawn has the
+    default noise, ending and transport, one call, sequential, in one choice."""
+    spec = find(strategies.stream_specs(), lambda spec: True, settings=FIND)
+    assert (spec.noise, spec.ending, spec.transport) == (Noise(), Ending(), Transport())
+    assert (len(spec.calls), spec.schedule, spec.choices) == (1, "sequential", 1)

@@ -25,7 +25,7 @@ from callstream.reference import Limits, Tool
 
 from ..core.spec import CallPlan, Ending, Noise, Schedule, StreamSpec, Transport
 from ._calls import draw_call_plans
-from ._knobs import aim, between, label_draw, rarely, sometimes
+from ._knobs import aim, between, flag, knobs, label_draw, one_in, rarely, sometimes
 from ._predictable import predictable
 from ._schemas import tools
 
@@ -34,13 +34,18 @@ __all__ = ["anthropic_stream_specs"]
 _DIALECT = "anthropic-messages"
 _CUTTING = ("max_tokens", "refusal", "pause_turn", "model_context_window_exceeded")
 _FINISHES = ("max_tokens", None, "end_turn", "refusal", "pause_turn", "stop_sequence", *_CUTTING)
-_FINISH = st.sampled_from(_FINISHES)
-_NEWLINE: st.SearchStrategy[Literal["lf", "crlf", "cr", "mixed"]] = st.sampled_from(
-    ("lf", "crlf", "cr", "mixed")
-)
+_NEWLINES: tuple[Literal["lf", "crlf", "cr", "mixed"], ...] = ("lf", "crlf", "cr", "mixed")
 _SCHEDULES: tuple[Schedule, ...] = ("interleaved", "whole")
 _TRANSPORT_KNOBS = ("unnamed", "empty_data", "bare_event", "trailing_space")
 _CONTENTS = ("I'll look that up.", "", "Sure — un instant 😀\n")
+
+
+_RESENDING = knobs(
+    ((False, 23), (True, 2)),  # no id (8 %)
+    (("next", 44), ("none", 3), (2, 1), (3, 1), (4, 1)),  # no index (6 %), a gap (6 %)
+    (("streamed", 18), ("also in start", 1), ("only in start", 1)),  # 10 %, of objects
+)
+"""How one tool_use block departs from the ordinary, in one choice."""
 
 
 def _resent(draw: st.DrawFn, plan: CallPlan, position: int) -> CallPlan:
@@ -59,17 +64,18 @@ def _resent(draw: st.DrawFn, plan: CallPlan, position: int) -> CallPlan:
         legacy=False,
         extra_content=None,
     )
-    if draw(rarely(8)):
+    no_id, index, start = _RESENDING.draw(draw)
+    if no_id:
         label_draw("anthropic: tool_use without id")
         plain = replace(plain, id_policy="omit")
-    if draw(rarely(6)):
+    if index == "none":
         label_draw("anthropic: block without index")
         plain = replace(plain, omit_index=True)
-    elif draw(rarely(6)):
+    elif index != "next":
         label_draw("anthropic: block index past a gap")
-        plain = replace(plain, index=position + draw(between(2, 4)))
-    if _is_object(plan.arguments) and draw(rarely(10)):
-        as_value = draw(st.booleans())
+        plain = replace(plain, index=position + index)
+    if start != "streamed" and _is_object(plan.arguments):
+        as_value = start == "only in start"
         label_draw("anthropic: input in content_block_start" + (" only" if as_value else ""))
         plain = replace(plain, header_arguments=not as_value, arguments_as_value=as_value)
     return plain
@@ -93,34 +99,65 @@ def _cut_short(draw: st.DrawFn, plan: CallPlan) -> CallPlan:
     return replace(plan, arguments=text[:keep], fragments=tuple(p for p in pieces if p))
 
 
+_ENDINGS = knobs(
+    ((False, 2), (True, 3)),  # an ending other than tool_use (60 %)
+    tuple((finish, 1) for finish in _FINISHES),
+    ((None, 9), ("event", 1)),  # an error event
+    ((True, 2), (False, 1)),  # message_stop (a third of the endings drawn without)
+    ((False, 6), (True, 1)),  # cut inside the last event (about 15 %)
+)
+"""Every ending knob in one choice; two streams in five end the ordinary way."""
+
+
 def _endings(draw: st.DrawFn) -> Ending:
-    if not draw(rarely(60)):
+    other, finish, error, done, cut = _ENDINGS.draw(draw)
+    if not other:
         return Ending()
-    finish = draw(_FINISH)
-    error: Literal["event"] | None = "event" if draw(rarely(10)) else None
-    done = not draw(rarely(25))
-    cut = draw(rarely(15)) and error is None and (done or finish is not None)
+    cut = cut and error is None and (done or finish is not None)
     label_draw(f"anthropic: stop_reason {finish}" if error is None else "anthropic: error")
     return Ending(finish=finish, error=error, done=done, cut=cut)
 
 
+_TRANSPORTS = knobs(
+    tuple((newline, 1) for newline in _NEWLINES),
+    ((True, 7), (False, 3)),  # a space after data:
+    flag(30),  # a BOM
+    flag(20),  # payloads over several data: lines
+    flag(20),  # no event: lines
+    flag(20),  # empty data: lines
+    flag(20),  # a bare event line
+    flag(20),  # trailing spaces
+    percent=30,
+)
+"""Every transport knob in one choice, seven streams in ten plain LF."""
+
+
 def _transports(draw: st.DrawFn) -> Transport:
-    if not draw(rarely(30)):
-        return Transport()
+    newline, space, bom, multiline, unnamed, empty_data, bare_event, trailing = _TRANSPORTS.draw(
+        draw
+    )
     transport = Transport(
-        newline=draw(_NEWLINE),
-        space=not draw(rarely(30)),
-        bom=draw(rarely(30)),
-        multiline=draw(rarely(20)),
-        unnamed=draw(rarely(20)),
-        empty_data=draw(rarely(20)),
-        bare_event=draw(rarely(20)),
-        trailing_space=draw(rarely(20)),
+        newline=newline,
+        space=space,
+        bom=bom,
+        multiline=multiline,
+        unnamed=unnamed,
+        empty_data=empty_data,
+        bare_event=bare_event,
+        trailing_space=trailing,
     )
     for knob in _TRANSPORT_KNOBS:
         if getattr(transport, knob):
             label_draw(f"transport: {knob}")
     return transport
+
+
+_NOISES = knobs(
+    ((True, 4), (False, 1)),  # the text block's role (20 % none)
+    one_in(None, _CONTENTS, 25),
+    one_in(0, (1, 2), 15),  # keep-alive comments
+)
+"""The noise around the calls, in one choice."""
 
 
 @st.composite
@@ -143,11 +180,8 @@ def anthropic_stream_specs(
     ending = _endings(draw)
     if calls and ending.finish in _CUTTING and draw(rarely(70)):
         calls[-1] = _cut_short(draw, calls[-1])
-    noise = Noise(
-        role=not draw(rarely(20)),
-        content=draw(sometimes(None, _CONTENTS, 25)),
-        keepalive=draw(sometimes(0, (1, 2), 15)),
-    )
+    role, content, keepalive = _NOISES.draw(draw)
+    noise = Noise(role=role, content=content, keepalive=keepalive)
     limits = Limits()
     small = draw(rarely(6))
     if calls and small and not any(p.omit_index or p.index for p in calls):

@@ -6,7 +6,9 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from functools import cache
 
 from hypothesis import reject
 from hypothesis import strategies as st
@@ -24,7 +26,7 @@ from ._arguments import draw_value
 from ._fragments import cut
 from ._invalid import draw_malformed, draw_schema_violation, violations
 from ._json_text import SURROGATE, spell
-from ._knobs import Json, between, label_draw, pick, rarely, sometimes
+from ._knobs import Json, between, flag, knobs, label_draw, one_in, pick, rarely, sometimes
 
 __all__ = [
     "call_plans",
@@ -36,6 +38,17 @@ _OUTCOMES = ("malformed_json", "schema_violation", "unknown_tool", "missing_name
 _UNKNOWN_NAMES = ("unknown_tool", "Search", "get_weather ", "tool.name", "функция")
 _ID_SUFFIXES = ("_a1B2c3", "-Ωμέγα", "_😀")
 _EXTRA_CONTENT = {"google": {"thought_signature": "CiQBjz1rX2Z0ZXN0LXNpZ25hdHVyZQ=="}}
+_INDEXING = sometimes("next", ("none", "zero"), 30)
+_QUIRKS = knobs(flag(50), one_in("next", ("none", "zero"), 30))
+"""Whether a stream's calls send their metadata the ways real servers do (half the streams),
+and how its first choice numbers them, in one choice."""
+_DRAFTS = knobs(
+    (("valid", 16), ("malformed_json", 2), *((outcome, 1) for outcome in _OUTCOMES[1:])),
+    flag(10),
+)
+"""What a call's arguments are (valid about three times in four, malformed JSON, which takes
+the most shapes, twice as often as each other refusal) and whether their strings may hold lone
+surrogates (one call in ten), in one choice."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,11 +68,11 @@ def _draft(draw: st.DrawFn, tools: Sequence[Tool], lone_surrogates: bool) -> _Dr
     """Who one call names and its argument text (drawn inside the call's span: no strategy is
     built per call)."""
     tool: Tool = pick(draw, tools)
-    outcome = draw(sometimes("valid", _OUTCOMES, 20))
+    outcome, lone = _DRAFTS.draw(draw)
     if outcome == "schema_violation" and not violations(tool.parameters):
         outcome = "malformed_json"
     label_draw(f"call: {outcome}")
-    lone = lone_surrogates and draw(rarely(10))
+    lone = lone_surrogates and lone
     if outcome == "no_arguments":
         return _Draft(tool.name, "", outcome, lone=lone)
     if outcome in ("malformed_json", "schema_violation"):
@@ -159,12 +172,12 @@ def draw_call_plans(
 ) -> tuple[CallPlan, ...]:
     """What ``call_plans`` draws, drawn in the caller's span; each call is still a span of its
     own (an element of a list), which the shrinker deletes whole."""
-    quirky = draw(rarely(30))
-    if quirky:
-        label_draw("calls: metadata quirks")
     # Per choice: indices as OpenAI sends them, none at all (Gemini), or every call at index 0
     # told apart by a new id and name (Ollama), which cannot be interleaved.
-    modes = [draw(sometimes("next", ("none", "zero"), 30)) for _ in range(choices)]
+    quirky, mode = _QUIRKS.draw(draw)
+    if quirky:
+        label_draw("calls: metadata quirks")
+    modes = [mode, *(draw(_INDEXING) for _ in range(1, choices))]
     stream = _Stream(
         tools,
         schedule,
@@ -182,15 +195,32 @@ def draw_call_plans(
     )
     # A list, each call one element: the shrinker deletes any call, the first included, as
     # one span. The calls are drawn in order, each seeing what the earlier ones decided.
-    plans = draw(st.lists(_call(stream, choices), min_size=1, max_size=max_calls))
+    drawing = _DRAWING.set(stream)
+    try:
+        plans = draw(_calls(max_calls))
+    finally:
+        _DRAWING.reset(drawing)
     if len({plan.name for plan in plans if plan.name is not None}) < len(plans):
         label_draw("calls: the same function twice")
     return tuple(plans)
 
 
+_DRAWING: ContextVar[_Stream] = ContextVar("callstream strategies: the stream being drawn")
+"""The stream whose calls ``_calls`` is drawing: the list strategy is built once per length
+bound (a strategy built per example costs Hypothesis its working out, every time), so it finds
+what the earlier calls decided here rather than in an argument."""
+
+
+@cache
+def _calls(max_calls: int) -> st.SearchStrategy[list[CallPlan]]:
+    return st.lists(_call(), min_size=1, max_size=max_calls)
+
+
 @st.composite
-def _call(draw: st.DrawFn, stream: _Stream, choices: int) -> CallPlan:
-    """One more call of ``stream``."""
+def _call(draw: st.DrawFn) -> CallPlan:
+    """One more call of the stream being drawn."""
+    stream = _DRAWING.get()
+    choices = len(stream.wires)
     choice = draw(between(0, choices - 1)) if choices > 1 else 0
     draft = _draft(draw, stream.tools, stream.lone_surrogates)
     schedule = stream.schedule
@@ -226,6 +256,21 @@ def _call(draw: st.DrawFn, stream: _Stream, choices: int) -> CallPlan:
 
 _ID_POLICIES: tuple[IdPolicy, ...] = ("every", "omit", "empty", "numeric", "changing")
 _NAME_POLICIES: tuple[NamePolicy, ...] = ("every", "omit", "late")
+_WHO = knobs(
+    ((False, 6), (True, 1)),  # the legacy function_call (14 %: it turns off the others)
+    (("once", 10), *((policy, 5 if policy == "changing" else 3) for policy in _ID_POLICIES)),
+    (("once", 9), *((policy, 2) for policy in _NAME_POLICIES)),  # 40 %
+    (("", 17), *((suffix, 1) for suffix in _ID_SUFFIXES)),  # 15 %
+)
+"""How a quirky call names itself, in one choice."""
+_HOW = knobs(
+    flag(15),  # arguments as a JSON value
+    flag(15),  # cumulative snapshots
+    flag(10),  # extra_content
+    flag(20),  # type in every delta
+    flag(20),  # arguments in the header
+)
+"""How a quirky call's arguments travel, in one choice."""
 
 
 def _metadata(
@@ -241,15 +286,8 @@ def _metadata(
     """How one call's metadata travels, among the combinations the oracle can predict. Every
     knob is drawn, then the combinations the oracle cannot predict are turned back to the
     ordinary value, so a call's draws stay aligned while the shrinker simplifies."""
-    legacy = draw(rarely(25))
-    id_policy: IdPolicy = draw(sometimes("once", _ID_POLICIES, 50))
-    name_policy: NamePolicy = draw(sometimes("once", _NAME_POLICIES, 40))
-    suffix = draw(sometimes("", _ID_SUFFIXES, 15))
-    as_value = draw(rarely(10))
-    snapshots = draw(rarely(5))
-    extra = draw(rarely(10))
-    type_every = draw(rarely(20))
-    header_arguments = draw(rarely(20))
+    legacy, id_policy, name_policy, suffix = _WHO.draw(draw)
+    as_value, snapshots, extra, type_every, header_arguments = _HOW.draw(draw)
     if zero_index:
         # Each call at index 0 must come with an id and a name to be told from the last one.
         legacy = False
@@ -334,7 +372,7 @@ def _wire_index(
     takes_over = plan.name is not None and _reusable(plan) and plan.name_policy in ("once", "every")
     if zero and 0 in owners and takes_over:
         how = "zero"
-    elif quirky and draw(rarely(15)) and plan.name_policy != "late":
+    elif quirky and draw(rarely(25)) and plan.name_policy != "late":
         options = ["gap"]
         if owners and schedule != "interleaved" and takes_over:
             options.append("reuse")

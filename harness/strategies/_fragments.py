@@ -9,7 +9,7 @@ from itertools import pairwise
 from hypothesis import strategies as st
 
 from ._invalid import strictly_parses
-from ._knobs import between, label_draw, rarely
+from ._knobs import BYTE, between, label_draw, rarely
 
 __all__ = [
     "cut",
@@ -121,21 +121,31 @@ def kinds_of_cut(danger: Mapping[str, Sequence[int]], points: Iterable[int]) -> 
     return {kind for kind, positions in danger.items() if at.intersection(positions)}
 
 
+_RUNS = 170
+"""First bytes below this (and from 85) make a dangerous cut; from it, a run of cuts."""
+_EVERY = 253
+"""First bytes from this on (one in a hundred) cut a short text into single characters."""
+
+
+@st.composite
+def _instruction(draw: st.DrawFn, length: int) -> tuple[int, int]:
+    """One cut instruction for a text of ``length``: a byte saying how to cut, then what the
+    cut needs. A third of them each cut at a position (the first byte under 85), at a
+    dangerous place (85 to 169: the kind, then a byte for the place), at the end of a run of
+    up to six one-character fragments (170 to 252, the run's length in the byte); one in a
+    hundred (253 and up) cuts a short text into single characters, so about one text in
+    thirty is cut so, by an instruction the shrinker turns into a single cut."""
+    how = draw(BYTE)
+    if how >= _EVERY:
+        return how, 0
+    return how, draw(BYTE if _RUNS > how >= 85 else between(1, length - 1))
+
+
 @cache
-def _cut_instructions(length: int, max_cuts: int) -> st.SearchStrategy[list[tuple[int, int, int]]]:
-    """Cut instructions for a text of ``length``: (mode, position, which). Mode 0 cuts at the
-    position, 1 at a dangerous place, 2 ends a run of one-character fragments there, 3 (rarely)
-    cuts a short text into one character each."""
-    return st.lists(
-        st.tuples(_MODES, st.integers(1, length - 1), st.integers(0, 255)),
-        max_size=max_cuts,
-    )
-
-
-_MODES = st.sampled_from((0,) * 33 + (1,) * 33 + (2,) * 33 + (3,))
-"""A third of the instructions each of the first three modes; one in a hundred cuts every
-character, so about one text in thirty is cut so (as often as a knob of its own drew it), by an
-instruction the shrinker turns into a single cut, where a knob turned off left the text whole."""
+def _cut_instructions(length: int, max_cuts: int) -> st.SearchStrategy[list[tuple[int, int]]]:
+    """Up to ``max_cuts`` instructions for a text of ``length``: a list, so the shrinker can
+    delete any cut on its own; each shrinks to a cut at the first position."""
+    return st.lists(_instruction(length), max_size=max_cuts)
 
 
 _NO_TEXT = st.sampled_from(((), ("",)))
@@ -151,17 +161,18 @@ def cut(draw: st.DrawFn, text: str, max_cuts: int = 8) -> tuple[str, ...]:
     danger = _dangers(text)
     kinds = sorted(danger)
     points: set[int] = set()
-    for mode, at, which in draw(_cut_instructions(len(text), max_cuts)):
-        if mode == 1 and kinds:  # a dangerous cut: ``at`` picks the kind, ``which`` the place
-            places = danger[kinds[at % len(kinds)]]
-            points.add(places[which % len(places)])
-        elif mode == 2:  # a run of one-character fragments ending at ``at``
-            points.update(p for p in range(at - which % 6, at + 1) if p > 0)
-        elif mode == 3 and len(text) <= 48:  # every character its own fragment
-            points.update(range(1, len(text)))
-            label_draw("fragments: one character each")
+    for how, at in draw(_cut_instructions(len(text), max_cuts)):
+        if _RUNS > how >= 85 and kinds:  # a dangerous cut: which kind, then which place
+            places = danger[kinds[how % len(kinds)]]
+            points.add(places[at % len(places)])
+        elif _EVERY > how >= _RUNS:  # a run of one-character fragments ending at ``at``
+            points.update(p for p in range(at - how % 6, at + 1) if p > 0)
+        elif how >= _EVERY:
+            if len(text) <= 48:  # every character its own fragment
+                points.update(range(1, len(text)))
+                label_draw("fragments: one character each")
         else:
-            points.add(at)
+            points.add(1 + at % (len(text) - 1))
     for kind in kinds_of_cut(danger, points):
         label_draw(f"cut {kind}")
     bounds = [0, *sorted(points), len(text)]

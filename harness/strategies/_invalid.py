@@ -57,7 +57,9 @@ _MALFORMED = (
     "comment",
     "blank",
 )
-_MALFORMED_KINDS = st.sampled_from(_MALFORMED)
+_MALFORMED_KINDS = st.sampled_from((*_MALFORMED, *("not an object",) * 4))
+"""Each kind alike, but a value that is not an object, five times as often: it takes many
+shapes."""
 _WRONG_TYPED: tuple[Json, ...] = (0, "0", 1.5, True, None, [], {}, "x", -1)
 
 

@@ -10,7 +10,7 @@ from typing import Literal
 
 from hypothesis import strategies as st
 
-from ._knobs import Json, label_draw
+from ._knobs import Json, knobs, label_draw
 
 __all__ = [
     "CHARACTERS",
@@ -100,49 +100,27 @@ _ESCAPES: tuple[Literal["raw", "ascii", "every", "alternate"], ...] = (
     "alternate",
 )
 _EXPONENTS: tuple[Literal["e+", "E", "e"], ...] = ("e+", "E", "e")
-_EVEN = st.sampled_from(
-    [
-        (layout, escape, exponent)
-        for layout in _LAYOUTS
-        for escape in _ESCAPES
-        for exponent in _EXPONENTS
-    ]
+_SPELLINGS = knobs(
+    tuple((layout, 1) for layout in _LAYOUTS),
+    tuple((escape, 1) for escape in _ESCAPES),
+    tuple((exponent, 1) for exponent in _EXPONENTS),
+    ((False, 4), (True, 1)),  # ``\\/`` for slashes (a fifth of the texts)
+    ((False, 7), (True, 3)),  # upper-case hex
+    ((True, 4), (False, 1)),  # short escapes (long ones a fifth of the time)
+    ((False, 4), (True, 1)),  # keys in reverse order
+    ((("", ""), 12), *((pad, 1) for pad in _PADS)),  # padding (a fifth, each alike)
 )
-"""Layout, escapes and exponent, each uniform: one choice, shrinking to compact, raw, ``e+``."""
-
-
-def _odd_knobs() -> st.SearchStrategy[tuple[bool, bool, bool, bool, tuple[str, str]]]:
-    """``\\/`` (a fifth of the texts), upper-case hex (three in ten), long escapes (a fifth),
-    reversed keys (a fifth), padding (a fifth, each of the three alike): one choice, an index
-    into every combination repeated as often as it comes (18 750 entries), the ordinary ones
-    first and the ones with more unusual knobs later, so the choice shrinks knob by knob to the
-    ordinary spelling."""
-    weighted: list[tuple[int, tuple[bool, bool, bool, bool, tuple[str, str]]]] = []
-    for slash, slash_weight in ((False, 4), (True, 1)):
-        for upper, upper_weight in ((False, 7), (True, 3)):
-            for short, short_weight in ((True, 4), (False, 1)):
-                for reverse, reverse_weight in ((False, 4), (True, 1)):
-                    for pad, pad_weight in ((("", ""), 12), *((other, 1) for other in _PADS)):
-                        weight = slash_weight * upper_weight * short_weight * reverse_weight
-                        odd = (slash, upper, not short, reverse, pad != ("", ""))
-                        weighted.extend(
-                            [(sum(odd), (slash, upper, short, reverse, pad))]
-                            * (weight * pad_weight)
-                        )
-    weighted.sort(key=lambda entry: entry[0])  # stable: within a count, in the loops' order
-    return st.sampled_from([knobs for _, knobs in weighted])
-
-
-_ODD = _odd_knobs()
+"""Every spelling knob in one choice (an index into 1 125 000 weighted combinations), where
+``st.builds`` of a knob each would take nine draws and spans; layout, escapes and exponent
+uniform; shrinks to compact, raw, ``e+`` and the ordinary knobs."""
 
 
 def _spelling(draw: st.DrawFn) -> Spelling:
-    """One spelling in two choices (``st.builds`` of a knob each would take nine draws and
-    spans), each knob as often as on its own."""
-    layout, escape, exponent = draw(_EVEN)
-    slash, upper_hex, short, reverse_keys, pad = draw(_ODD)
+    """One spelling, in one choice."""
+    layout, escape, exponent, slash, upper_hex, short, reverse_keys, pad = _SPELLINGS.draw(draw)
+    spelling: Spelling = layout
     return replace(
-        layout,
+        spelling,
         escape=escape,
         slash=slash,
         upper_hex=upper_hex,

@@ -1,10 +1,15 @@
-"""How every generator draws: knobs that shrink to the ordinary value (``rarely``, ``mostly``,
-``sometimes``), and the labels and targets that statistics and coverage-guided fuzzers steer by."""
+"""How every generator draws: knobs that shrink to the ordinary value (``rarely``,
+``sometimes``, ``mostly_one_of``, several at once with ``knobs``), and the labels and targets
+that statistics and coverage-guided fuzzers steer by."""
 
 from __future__ import annotations
 
+import itertools
+import math
+from bisect import bisect_right
 from collections.abc import Sequence
 from contextlib import suppress
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -13,13 +18,18 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 __all__ = [
+    "BYTE",
     "Json",
+    "Knob",
+    "Knobs",
     "Schema",
     "aim",
     "between",
+    "flag",
+    "knobs",
     "label_draw",
-    "mostly",
     "mostly_one_of",
+    "one_in",
     "pick",
     "rarely",
     "seen_events",
@@ -38,15 +48,6 @@ def rarely(percent: int) -> st.SearchStrategy[bool]:
     return st.sampled_from((False,) * (100 - percent) + (True,) * percent)
 
 
-@st.composite
-def mostly(
-    draw: st.DrawFn, common: st.SearchStrategy[Any], odd: st.SearchStrategy[Any], percent: int
-) -> Any:
-    """A draw from ``common``, or about ``percent`` times in a hundred from ``odd`` (``one_of``
-    would pick each half of the time); shrinks towards ``common``."""
-    return draw(odd if draw(rarely(percent)) else common)
-
-
 _ODD = object()
 """Stands in a table of outcomes for "a draw from the odd strategy"."""
 
@@ -61,8 +62,8 @@ def mostly_one_of(
     common: tuple[Any, ...], odd: st.SearchStrategy[Any], percent: int
 ) -> st.SearchStrategy[Any]:
     """One of ``common`` (each about as often), or about ``percent`` times in a hundred a draw
-    from ``odd``: ``mostly(st.sampled_from(common), odd, percent)`` in one choice where that
-    takes two, and a span fewer; shrinks to ``common[0]``. Build it once (module level)."""
+    from ``odd``, in one choice (a draw saying which kind, then one from it, would take two,
+    and a span more); shrinks to ``common[0]``. Build it once (module level)."""
     share = max(100 - percent, len(common))
     table = tuple(common[k * len(common) // share] for k in range(share)) + (_ODD,) * percent
     return _one_or_odd(st.sampled_from(table), odd)
@@ -72,7 +73,8 @@ def mostly_one_of(
 def sometimes(ordinary: Any, others: tuple[Any, ...], percent: int) -> st.SearchStrategy[Any]:
     """``ordinary``, or about ``percent`` times in a hundred one of ``others`` (each about as
     often as the next); shrinks to ``ordinary``, then to the earliest of ``others``. One choice,
-    an index into a hundred outcomes, where ``mostly`` would take three draws."""
+    an index into a hundred outcomes, where a draw saying whether, then one saying which,
+    would take two."""
     if not others:
         return st.just(ordinary)
     share = max(percent, len(others))
@@ -93,6 +95,80 @@ def pick(draw: st.DrawFn, options: Sequence[Any]) -> Any:
     """One of ``options`` (``st.sampled_from``'s distribution, shrinking to the first), without
     building a strategy for options that change from one example to the next."""
     return options[draw(between(0, len(options) - 1))] if len(options) > 1 else options[0]
+
+
+Knob = Sequence[tuple[Any, int]]
+"""One knob of :func:`knobs`: its values with their weights, the ordinary value first."""
+
+
+BYTE = st.integers(0, 255)
+"""Hypothesis draws an integer uniformly only within 256 or so of zero (wider ranges favour
+small values, by design): knobs are drawn a byte at a time."""
+
+
+@dataclass(frozen=True, slots=True)
+class Knobs:
+    """Several knobs drawn together (build with :func:`knobs`, once, at module level)."""
+
+    outcomes: tuple[tuple[Any, ...], ...]
+    """Every combination of the knobs' values, the ones with fewer unusual values first."""
+    ends: tuple[int, ...]
+    """Where each combination's share of ``[0, scale)`` ends (cumulative weights)."""
+    scale: int
+    """A power of 256: the index is drawn a byte at a time, the first byte the highest."""
+
+    def draw(self, draw: st.DrawFn) -> tuple[Any, ...]:
+        """Each knob's value: an index into the combinations, drawn a byte at a time until
+        the bytes so far tell the combination (arithmetic decoding), so a common combination
+        takes one choice and a rare one two or three."""
+        low, width = 0, self.scale
+        while True:
+            width //= 256
+            low += draw(BYTE) * width
+            found = bisect_right(self.ends, low)
+            if low + width <= self.ends[found]:
+                return self.outcomes[found]
+
+
+def knobs(*options: Knob, percent: int = 100) -> Knobs:
+    """Knobs drawn together, in one choice most of the time where a draw per knob takes a
+    choice (and a span) each: an index into every combination of their values weighted as
+    each knob is on its own. Combinations with fewer unusual values come first, so the choice
+    shrinks towards the ordinary values, knob by knob. With ``percent``, every knob is
+    ordinary but about ``percent`` times in a hundred (a gate folded into the same index)."""
+    gate = math.gcd(percent, 100)
+    on, off = percent // gate, (100 - percent) // gate
+    weighted: list[tuple[int, tuple[Any, ...], int]] = []
+    for picked in itertools.product(*(tuple(enumerate(knob)) for knob in options)):
+        weight = on * math.prod(w for _, (_, w) in picked)
+        odd = sum(position > 0 for position, _ in picked)
+        weighted.append((odd, tuple(value for _, (value, _) in picked), weight))
+    total_on = sum(weight for _, _, weight in weighted) // on
+    weighted[0] = (0, weighted[0][1], weighted[0][2] + off * total_on)
+    weighted.sort(key=lambda entry: entry[0])  # stable: within a count, in product order
+    total = sum(weight for _, _, weight in weighted)
+    scale = 256
+    while scale < total:
+        scale *= 256
+    # Every combination keeps a share of at least one: the scale is at least the total.
+    ends = tuple(end * scale // total for end in itertools.accumulate(w for _, _, w in weighted))
+    return Knobs(tuple(v for _, v, _ in weighted), ends, scale)
+
+
+def flag(percent: int) -> Knob:
+    """A knob that is True about ``percent`` times in a hundred, as weights in lowest terms."""
+    common = math.gcd(percent, 100)
+    return ((False, (100 - percent) // common), (True, percent // common))
+
+
+def one_in(ordinary: Any, others: Sequence[Any], percent: int) -> Knob:
+    """A knob that is ``ordinary`` but about ``percent`` times in a hundred, then one of
+    ``others`` (each about as often), as weights in lowest terms."""
+    common = math.gcd((100 - percent) * len(others), percent)
+    return (
+        (ordinary, (100 - percent) * len(others) // common),
+        *((other, percent // common) for other in others),
+    )
 
 
 _SEEN: set[str] = set()

@@ -19,7 +19,7 @@ from callstream.reference import Limits, Tool
 
 from ..core.spec import CallPlan, Ending, Noise, StreamSpec, Transport
 from ._calls import draw_call_plans
-from ._knobs import aim, between, label_draw, rarely, sometimes
+from ._knobs import aim, between, flag, knobs, label_draw, one_in, rarely, sometimes
 from ._predictable import predictable
 from ._schemas import tools
 
@@ -27,12 +27,21 @@ __all__ = ["responses_stream_specs"]
 
 _DIALECT = "openai-responses"
 _SCHEDULES = ("interleaved", "whole")
-_FINISHES: tuple[Any, ...] = ("length", None, "content_filter", "done", "stop", "length", None)
-_ERRORS: tuple[Any, ...] = ("nested", "flat", "event")
-_FINISH = st.sampled_from(_FINISHES)
-_NEWLINE: st.SearchStrategy[Literal["lf", "crlf", "cr", "mixed"]] = st.sampled_from(
-    ("lf", "crlf", "cr", "mixed")
+_FINISHES: tuple[Any, ...] = (
+    "length",
+    None,
+    "content_filter",
+    "done",
+    "stop",
+    "length",
+    None,
+    "done",
+    "content_filter",
 )
+_ERRORS: tuple[Any, ...] = ("nested", "flat", "event")
+_NEWLINES: tuple[Literal["lf", "crlf", "cr", "mixed"], ...] = ("lf", "crlf", "cr", "mixed")
+_ONE_IN_THREE = ((False, 2), (True, 1))
+"""About 35 % (a third), in weights small enough for eight knobs to share a choice."""
 _AFTER = (("duplicate_finish",), ("late_delta",))
 
 
@@ -56,19 +65,36 @@ def _as_item(plan: CallPlan, header: bool, shared: bool) -> CallPlan:
     )
 
 
+_TRANSPORTS = knobs(
+    tuple((newline, 1) for newline in _NEWLINES),
+    ((True, 7), (False, 3)),  # a space after data:
+    flag(30),  # a BOM
+    _ONE_IN_THREE,  # payloads over several data: lines
+    _ONE_IN_THREE,  # no event: lines
+    _ONE_IN_THREE,  # empty data: lines
+    _ONE_IN_THREE,  # a bare event line
+    _ONE_IN_THREE,  # trailing spaces
+    percent=30,
+)
+"""Every transport knob in one choice, seven streams in ten plain LF."""
+
+
 def _transports(draw: st.DrawFn) -> Transport:
-    if not draw(rarely(30)):
-        return Transport()
-    transport = Transport(
-        newline=draw(_NEWLINE),
-        space=not draw(rarely(30)),
-        bom=draw(rarely(30)),
-        multiline=draw(rarely(35)),
-        unnamed=draw(rarely(35)),
-        empty_data=draw(rarely(35)),
-        bare_event=draw(rarely(35)),
-        trailing_space=draw(rarely(35)),
+    newline, space, bom, multiline, unnamed, empty_data, bare_event, trailing = _TRANSPORTS.draw(
+        draw
     )
+    transport = Transport(
+        newline=newline,
+        space=space,
+        bom=bom,
+        multiline=multiline,
+        unnamed=unnamed,
+        empty_data=empty_data,
+        bare_event=bare_event,
+        trailing_space=trailing,
+    )
+    if transport == Transport():
+        return transport
     label_draw(f"transport: newline {transport.newline}")
     for knob in ("unnamed", "empty_data", "bare_event", "trailing_space"):
         if getattr(transport, knob):
@@ -78,26 +104,46 @@ def _transports(draw: st.DrawFn) -> Transport:
 
 def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
     """Sometimes a small ``max_argument_bytes``, where no strict rejection could come first."""
-    if not calls or not draw(rarely(8)) or any(plan.header_arguments for plan in calls):
+    if not calls or not draw(rarely(10)) or any(plan.header_arguments for plan in calls):
         return Limits()
     largest = max(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)
     label_draw("limits: small max_argument_bytes")
     return Limits(max_argument_bytes=draw(between(1, max(1, largest))))
 
 
+_ENDINGS = knobs(
+    ((False, 2), (True, 3)),  # a terminal other than completed (60 %)
+    one_in(None, _ERRORS, 40),
+    tuple((finish, 1) for finish in _FINISHES),
+    one_in((), _AFTER, 30),
+    flag(30),  # the last event cut
+)
+"""Every ending knob in one choice; two streams in five complete."""
+
+
 def _endings(draw: st.DrawFn) -> Ending:
-    if not draw(rarely(60)):
+    other, error, finish, after, cut = _ENDINGS.draw(draw)
+    if not other:
         label_draw("responses: completed")
         return Ending()
-    error = draw(sometimes(None, _ERRORS, 15))
     if error is not None:
         label_draw(f"responses: error {error}")
         return Ending(error=error)
-    finish = draw(_FINISH)
-    after: tuple[str, ...] = () if finish is None else draw(sometimes((), _AFTER, 10))
-    cut = draw(rarely(15)) and not after
+    if finish is None:
+        after = ()
+    cut = cut and not after
     label_draw(f"responses: finish {finish}")
     return Ending(finish=finish, after_finish=after, cut=cut)
+
+
+_NOISES = knobs(
+    one_in(None, ("Let me check.", "Sure 😀\n"), 20),  # a message item
+    flag(20),  # usage
+    one_in(0, (1,), 10),  # keep-alive comments
+    flag(10),  # every call's arguments in output_item.added
+    flag(10),  # every item at output_index 0
+)
+"""The message item, usage, keep-alives and how the items are numbered, in one choice."""
 
 
 @st.composite
@@ -112,20 +158,17 @@ def responses_stream_specs(
     exposed = tuple(tool_set) if tool_set is not None else draw(tools())
     schedule = draw(sometimes("sequential", _SCHEDULES, 35))
     drawn = draw_call_plans(draw, exposed, 1, schedule, max_calls, lone_surrogates)
-    header = draw(rarely(10))
-    shared = len(drawn) > 1 and draw(rarely(10))
+    content, usage, keepalive, header, shared = _NOISES.draw(draw)
+    shared = shared and len(drawn) > 1
     calls = tuple(_as_item(plan, header, shared) for plan in drawn)
     for knob, on in (("arguments in output_item.added", header), ("one output_index", shared)):
         if on:
             label_draw(f"responses: {knob}")
-    content = draw(sometimes(None, ("Let me check.", "Sure 😀\n"), 20))
     spec = StreamSpec(
         tools=exposed,
         calls=calls,
         schedule=schedule,
-        noise=Noise(
-            content=content, usage=draw(rarely(20)), keepalive=draw(sometimes(0, (1,), 10))
-        ),
+        noise=Noise(content=content, usage=usage, keepalive=keepalive),
         ending=_endings(draw),
         transport=_transports(draw),
         limits=_limits(draw, calls),

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from callstream.reference import Tool
 
 from ._json_text import CHARACTERS, strings
-from ._knobs import Schema, between, mostly, mostly_one_of, rarely, sometimes
+from ._knobs import Schema, between, mostly_one_of, rarely, sometimes
 
 __all__ = [
     "KEYS",
@@ -93,18 +93,16 @@ def _object_schema(draw: st.DrawFn, min_size: int, max_size: int, leaves: int) -
     while len(properties) < min_size or (len(properties) < max_size and draw(_BOOLEANS)):
         share = max(1, leaves // max(1, max_size))
         properties[fresh_key(draw(KEYS), properties)] = _schema(draw, share)
+    # Which properties are required and whether others are refused: a bit each, in one
+    # choice (every bit as likely as a coin, shrinking to none required, others allowed).
+    bits = draw(between(0, 2 ** (len(properties) + 1) - 1))
     schema: Schema = {"type": "object", "properties": properties}
-    required = [key for key in properties if draw(_BOOLEANS)]
+    required = [key for bit, key in enumerate(properties, start=1) if bits >> bit & 1]
     if required:
         schema["required"] = required
-    if draw(_BOOLEANS):
+    if bits & 1:
         schema["additionalProperties"] = False
     return schema
-
-
-@st.composite
-def _object_schema_of(draw: st.DrawFn, min_size: int, max_size: int, leaves: int) -> Schema:
-    return _object_schema(draw, min_size, max_size, leaves)
 
 
 _PARAMETERLESS: tuple[Schema | None, ...] = (
@@ -115,17 +113,20 @@ _PARAMETERLESS: tuple[Schema | None, ...] = (
 )
 
 
-@cache
-def _parameters() -> st.SearchStrategy[Schema | None]:
-    parameterless = st.sampled_from(_PARAMETERLESS).map(copy.deepcopy)
-    declared = _object_schema_of(1, 3, 4)
-    return mostly(declared, parameterless, 20)
+_PARAMETERLESS_SCHEMAS = st.sampled_from(_PARAMETERLESS)
+
+
+def _parameters(draw: st.DrawFn) -> Schema | None:
+    """A tool's parameters: an object schema, or (one tool in five) none to speak of."""
+    if draw(rarely(20)):
+        return copy.deepcopy(draw(_PARAMETERLESS_SCHEMAS))
+    return _object_schema(draw, 1, 3, 4)
 
 
 @st.composite
 def _tools(draw: st.DrawFn, min_size: int, max_size: int) -> tuple[Tool, ...]:
     names = draw(_names(min_size, max_size))
-    return tuple(Tool(name, draw(_parameters())) for name in names)
+    return tuple(Tool(name, _parameters(draw)) for name in names)
 
 
 @cache

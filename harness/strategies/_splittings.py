@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import cache, lru_cache
+from functools import lru_cache
 
 from hypothesis import strategies as st
 
@@ -17,7 +17,7 @@ from ..core.spec import (
     Splitting,
 )
 from ._fragments import kinds_of_cut
-from ._knobs import label_draw
+from ._knobs import BYTE, label_draw
 from ._scenarios import scenarios
 
 __all__ = [
@@ -74,6 +74,7 @@ def dangerous_offsets(data: bytes) -> tuple[int, ...]:
 
 _SPLIT_KINDS = ("whole", "offsets", "many", "bytes")
 """Simplest first: a failure shrinks towards the whole stream in one chunk, then a few cuts."""
+_SPLIT_KIND = st.sampled_from(_SPLIT_KINDS)
 
 
 _BYTE_DANGER_KINDS = (
@@ -91,34 +92,42 @@ _BYTE_DANGER_KINDS = (
 way whatever the stream holds (and keeps it while the shrinker makes the stream smaller)."""
 
 
-@cache
-def _offset_instructions(size: int, max_cuts: int) -> st.SearchStrategy[list[tuple[int, int, int]]]:
-    """Cuts into ``size`` bytes: (kind, offset, which), kind 0 a cut at the offset, ``n`` the
-    ``which``-th place of ``_BYTE_DANGER_KINDS[n - 1]`` (the offset when the stream has none).
-    A list, so the shrinker can delete any cut on its own."""
-    return st.lists(
-        st.tuples(
-            st.integers(0, len(_BYTE_DANGER_KINDS)), st.integers(1, size - 1), st.integers(0, 255)
-        ),
-        min_size=1,
-        max_size=max_cuts,
-    )
+@st.composite
+def _instruction(draw: st.DrawFn) -> tuple[int, int]:
+    """One cut: a byte for the kind (``n`` in ten: a cut at an offset when 0, else the
+    ``which``-th place of ``_BYTE_DANGER_KINDS[n - 1]``), then two bytes for the offset (a
+    fraction of the stream, so the strategy serves streams of every size) or one for the
+    place."""
+    kind = draw(BYTE) * (len(_BYTE_DANGER_KINDS) + 1) // 256
+    if kind:
+        return kind, draw(BYTE)
+    return kind, draw(BYTE) * 256 + draw(BYTE)
+
+
+_OFFSET_INSTRUCTIONS = {
+    most: st.lists(_instruction(), min_size=1, max_size=most) for most in (12, 40)
+}
+"""A few cuts or many, a cut at an offset as often as at each kind of dangerous place (the
+offset when the stream has none): a list, so the shrinker can delete any cut on its own."""
 
 
 @st.composite
 def _splittings(draw: st.DrawFn, data: bytes | None) -> Splitting:
-    kind = draw(st.sampled_from(_SPLIT_KINDS))
+    kind = draw(_SPLIT_KIND)
     label_draw(f"splitting: {kind}")
     size = len(data) if data is not None else 4096
     if kind in ("whole", "bytes") or size < 2:
         return Splitting("bytes" if kind == "bytes" and size >= 2 else "whole")
     danger = _byte_dangers(data) if data is not None else {}
     offsets = set()
-    # A few cuts, or many (each cut is three choices, which the shrinker pays for).
+    # A few cuts, or many (each cut is two choices, which the shrinker pays for).
     most = 12 if kind == "offsets" else 40
-    for dangerous, at, which in draw(_offset_instructions(size, most)):
+    for dangerous, at in draw(_OFFSET_INSTRUCTIONS[most]):
         places = danger.get(_BYTE_DANGER_KINDS[dangerous - 1]) if dangerous else None
-        offsets.add(places[which % len(places)] if places else at)
+        if places:
+            offsets.add(places[at % len(places)])
+        else:
+            offsets.add(1 + (at if dangerous else at * (size - 1) // 65536) % (size - 1))
     for kind_of_cut in kinds_of_cut(danger, offsets):
         label_draw(f"split {kind_of_cut}")
     return Splitting("offsets", offsets=tuple(sorted(offsets)))

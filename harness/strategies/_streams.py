@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Literal
 
 from hypothesis import reject
@@ -21,7 +22,7 @@ from ..core.spec import (
 )
 from ._anthropic import anthropic_stream_specs
 from ._calls import draw_call_plans
-from ._knobs import aim, between, label_draw, rarely, sometimes
+from ._knobs import Knobs, aim, between, flag, knobs, label_draw, one_in, rarely
 from ._predictable import predictable
 from ._responses import responses_stream_specs
 from ._schemas import tools
@@ -40,21 +41,19 @@ _CONTENTS = (
     "<|tool_call|>",
 )
 _FINISHES = (
-    "tool_calls",
-    "stop",
-    "length",
-    None,
-    "function_call",
-    "content_filter",
-    "length",
-    None,
-    "error",
-    "MALFORMED_FUNCTION_CALL",
-    None,
-    "eos",
-    "tool_use",
+    ("tool_calls", 2),
+    ("stop", 3),
+    ("length", 3),
+    (None, 4),
+    ("function_call", 3),
+    ("content_filter", 2),
+    ("error", 1),
+    ("MALFORMED_FUNCTION_CALL", 1),
+    ("eos", 1),
+    ("tool_use", 1),
 )
-"""Finish reasons, the ones that matter most (truncation, none at all) more than once."""
+"""Finish reasons with their weights: the ones that matter most (truncation, none at all)
+most often."""
 _SCHEDULES: tuple[Schedule, ...] = ("sequential", "interleaved", "whole", "together")
 _ERRORS: tuple[Literal["nested", "flat", "openrouter", "event"], ...] = (
     "nested",
@@ -63,8 +62,6 @@ _ERRORS: tuple[Literal["nested", "flat", "openrouter", "event"], ...] = (
     "event",
 )
 _NEWLINES: tuple[Literal["lf", "crlf", "cr", "mixed"], ...] = ("lf", "crlf", "cr", "mixed")
-_FINISH = st.sampled_from(_FINISHES)
-_NEWLINE = st.sampled_from(_NEWLINES)
 _AFTER_FINISH = (
     ("usage_chunk",),
     ("duplicate_finish",),
@@ -72,21 +69,32 @@ _AFTER_FINISH = (
     ("duplicate_finish", "late_delta"),
     ("usage_chunk", "duplicate_finish"),
 )
+_ONE_IN_SEVEN = ((False, 6), (True, 1))
+"""About 15 % (14 %), in weights small enough for seven knobs to share a choice."""
+_NOISES = knobs(
+    ((True, 6), (False, 1)),  # the role chunk
+    _ONE_IN_SEVEN,  # the role repeated
+    one_in(None, _CONTENTS, 30),
+    flag(25),  # a usage chunk
+    _ONE_IN_SEVEN,  # usage in every chunk
+    _ONE_IN_SEVEN,  # Azure's empty first chunk
+    one_in(0, (1, 2), 20),  # keep-alive comments
+    percent=50,
+)
+"""Every noise knob in one choice, half the streams none at all."""
 
 
 def _noises(draw: st.DrawFn) -> Noise:
-    if not draw(rarely(50)):
-        return Noise()
-    role = not draw(rarely(15))
+    role, role_every, content, usage, usage_every, empty_first, keepalive = _NOISES.draw(draw)
     noise = Noise(
         role=role,
         # A repeated role is only a repeat after a role chunk.
-        role_every=draw(rarely(15)) and role,
-        content=draw(sometimes(None, _CONTENTS, 30)),
-        usage=draw(rarely(25)),
-        usage_every=draw(rarely(15)),
-        empty_first=draw(rarely(15)),
-        keepalive=draw(sometimes(0, (1, 2), 20)),
+        role_every=role_every and role,
+        content=content,
+        usage=usage,
+        usage_every=usage_every,
+        empty_first=empty_first,
+        keepalive=keepalive,
     )
     for knob in ("role_every", "usage", "usage_every", "empty_first", "keepalive"):
         if getattr(noise, knob):
@@ -98,18 +106,22 @@ def _noises(draw: st.DrawFn) -> Noise:
     return noise
 
 
+_ENDINGS = knobs(
+    _FINISHES,
+    one_in(None, _ERRORS, 35),
+    (((), 8), *((after, 1) for after in _AFTER_FINISH)),  # 38 %
+    ((True, 7), (False, 3)),  # [DONE]
+    flag(25),  # the finish with the last delta
+    ((False, 2), (True, 1)),  # cut inside the last event
+    percent=70,
+)
+"""Every ending knob in one choice; three streams in ten end the ordinary way."""
+
+
 def _endings(draw: st.DrawFn, choices: int) -> Ending:
-    if not draw(rarely(60)):
-        label_draw("finish: tool_calls")
-        return Ending()
-    finish = draw(_FINISH)
-    error = draw(sometimes(None, _ERRORS, 20))
-    after: tuple[str, ...] = draw(sometimes((), _AFTER_FINISH, 15))
+    finish, error, after, done, with_last, cut = _ENDINGS.draw(draw)
     if finish is None or error is not None:
         after = ()  # nothing comes after a finish that never came
-    done = not draw(rarely(30))
-    with_last = draw(rarely(25))
-    cut = draw(rarely(35))
     # A cut stream must lose an event the oracle can account for: [DONE], the usage chunk or
     # the finish chunk itself; never a delta, an error or a chunk after the finish.
     cuttable = (
@@ -134,19 +146,36 @@ def _endings(draw: st.DrawFn, choices: int) -> Ending:
     return ending
 
 
+_TRANSPORTS = knobs(
+    tuple((newline, 1) for newline in _NEWLINES),
+    ((True, 7), (False, 3)),  # a space after data:
+    flag(30),  # a BOM
+    flag(20),  # event: lines
+    flag(20),  # payloads over several data: lines
+    flag(20),  # empty data: lines
+    flag(20),  # a bare event line
+    flag(35),  # trailing spaces
+    percent=30,
+)
+"""Every transport knob in one choice, seven streams in ten plain LF."""
+
+
 def _transports(draw: st.DrawFn) -> Transport:
-    if not draw(rarely(30)):
-        return Transport()
-    transport = Transport(
-        newline=draw(_NEWLINE),
-        space=not draw(rarely(30)),
-        bom=draw(rarely(30)),
-        event_lines=draw(rarely(20)),
-        multiline=draw(rarely(20)),
-        empty_data=draw(rarely(20)),
-        bare_event=draw(rarely(20)),
-        trailing_space=draw(rarely(20)),
+    newline, space, bom, event_lines, multiline, empty_data, bare_event, trailing = (
+        _TRANSPORTS.draw(draw)
     )
+    transport = Transport(
+        newline=newline,
+        space=space,
+        bom=bom,
+        event_lines=event_lines,
+        multiline=multiline,
+        empty_data=empty_data,
+        bare_event=bare_event,
+        trailing_space=trailing,
+    )
+    if transport == Transport():
+        return transport
     label_draw(f"transport: newline {transport.newline}")
     for knob in ("bom", "event_lines", "multiline", "empty_data", "bare_event", "trailing_space"):
         if getattr(transport, knob):
@@ -154,6 +183,16 @@ def _transports(draw: st.DrawFn) -> Transport:
     if not transport.space:
         label_draw("transport: data: without a space")
     return transport
+
+
+@cache
+def _shapes(max_choices: int) -> Knobs:
+    """How many choices a stream has (one but about 15 times in a hundred) and how its calls
+    are scheduled (sequentially but about 35 times in a hundred), in one choice."""
+    return knobs(
+        one_in(1, tuple(range(2, max_choices + 1)) or (1,), 15),
+        one_in("sequential", _SCHEDULES[1:], 35),
+    )
 
 
 def _strictly_rejected(plan: CallPlan) -> bool:
@@ -170,7 +209,7 @@ def _strictly_rejected(plan: CallPlan) -> bool:
 def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
     # A call past the limit is rejected at the fragment that passes it, so the oracle can
     # predict it only when no other rejection could come first mid-stream.
-    small = draw(rarely(8))
+    small = draw(rarely(10))
     if not small or any(_strictly_rejected(plan) for plan in calls):
         return Limits()
     largest = max(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)
@@ -187,10 +226,9 @@ def _stream_specs(
     lone_surrogates: bool,
 ) -> StreamSpec:
     exposed = tuple(tool_set) if tool_set is not None else draw(tools())
-    choices = draw(sometimes(1, tuple(range(2, max_choices + 1)) or (1,), 15))
-    schedule = draw(sometimes("sequential", _SCHEDULES[1:], 35))
+    choices, schedule = _shapes(max_choices).draw(draw)
     calls = draw_call_plans(draw, exposed, choices, schedule, max_calls, lone_surrogates)
-    if draw(rarely(5)):
+    if draw(rarely(8)):
         # The call names a tool the request did not offer: no tool at all is exposed.
         exposed = ()
         label_draw("tools: none exposed")

@@ -48,11 +48,8 @@ _NAMED_EVENTS = {
     "done.present": _NO_KNOB,
 }
 _LONE = _RARE + "a lone surrogate rarely survives as an escape"
-_NOT_OBJECT = _RARE + "malformed_json draws a non-object among many shapes"
-_ONE_DRAW = _RARE + "since each knob became one draw (fuzz throughput), not yet tuned back"
 _CHAT = {
     "args.lone-surrogate-escape": _LONE,
-    "args.not-object": _NOT_OBJECT,
     "id.late": "no id policy sends the id after the first delta",
     "id.shared": "ids are drawn distinct",
     "name.changed": "no name policy changes the name (a new call at the index is C2)",
@@ -61,13 +58,6 @@ _CHAT = {
     "chat.custom-call": "tools() draws function tools only",
     "chat.delta-missing": _NO_KNOB + " (C22)",
     "done.not-last": _NO_KNOB + " (events after [DONE])",
-    "after.duplicate-finish": _ONE_DRAW,
-    "chat.content-markup": _ONE_DRAW,
-    "chat.role-absent": _ONE_DRAW,
-    "error.finish": _ONE_DRAW,
-    "finish.function_call": _ONE_DRAW,
-    "finish.length": _ONE_DRAW,
-    "sse.empty-data": _ONE_DRAW,
 }
 _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
@@ -76,13 +66,9 @@ _ANTHROPIC = {
     "anthropic.unknown-block-delta": _NO_KNOB + " (A3)",
     "anthropic.unknown-event": _NO_KNOB + " (A4)",
     "anthropic.unknown-delta": _NO_KNOB + " (A4)",
-    "args.not-object": _NOT_OBJECT,
     "stop.other": "the generator draws Anthropic's stop reasons only",
     "end.after-message-stop": _NO_KNOB,
-    "anthropic.input-only-in-start": _ONE_DRAW,
-    "args.lone-surrogate-escape": _ONE_DRAW,
-    "args.prefix-parses": _ONE_DRAW,
-    "stop.model_context_window_exceeded": _ONE_DRAW,
+    "args.lone-surrogate-escape": _LONE,
 }
 _RESPONSES = {
     "id.late": "no id policy sends the call_id after output_item.added",
@@ -99,7 +85,6 @@ _RESPONSES = {
     "responses.done-only": "a plan's fragments must concatenate to its arguments (R1)",
     "responses.sequence-gap": _NO_KNOB + " (R4)",
     "args.lone-surrogate-escape": _LONE,
-    "calls.unknown-tool": _ONE_DRAW,
 }
 
 
