@@ -26,6 +26,7 @@ from callstream.reference import Limits, Tool
 from ..core.spec import CallPlan, Ending, Noise, Schedule, StreamSpec, Transport
 from ._calls import draw_call_plans
 from ._knobs import aim, between, label_draw, rarely, sometimes
+from ._oddities import with_oddity
 from ._predictable import predictable
 from ._schemas import tools
 
@@ -166,6 +167,7 @@ def anthropic_stream_specs(
     )
     if not predictable(spec):
         reject()
+    spec = with_oddity(draw, spec)
     label_draw(f"calls: {len(calls)}")
     aim(float(sum(len(plan.fragments) for plan in calls)), "fragments")
     return spec

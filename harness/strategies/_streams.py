@@ -22,6 +22,7 @@ from ..core.spec import (
 from ._anthropic import anthropic_stream_specs
 from ._calls import draw_call_plans
 from ._knobs import aim, between, label_draw, rarely, sometimes
+from ._oddities import with_oddity
 from ._predictable import predictable
 from ._responses import responses_stream_specs
 from ._schemas import tools
@@ -206,6 +207,7 @@ def _stream_specs(
     )
     if not predictable(spec):
         reject()
+    spec = with_oddity(draw, spec)
     label_draw(f"schedule: {schedule}")
     label_draw(f"calls: {len(calls)}")
     if choices > 1:

@@ -21,6 +21,7 @@ from ....rules import OPENAI_CHAT_QUIRKS, QuirkId, quirk_code
 from ...completion import Completer, Deviation
 from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
 from ...wire import Rendered
+from .events import ODDITIES
 
 __all__ = ["expect_openai_chat"]
 
@@ -125,6 +126,7 @@ class _Derivation:
                 )
         if ending.after_finish and ending.finish is None:
             raise PlanError("ending.after_finish needs a finish reason")
+        self._check_oddity()
         if len(spec.calls) > spec.limits.max_calls or spec.choices > spec.limits.max_choices:
             raise PlanError("a plan past max_calls or max_choices fails the whole stream")
         if spec.schedule == "interleaved":
@@ -135,6 +137,29 @@ class _Derivation:
                 ]
                 if len(wires) != len(set(wires)):
                     raise PlanError("an index reused by several calls cannot be interleaved")
+
+    def _check_oddity(self) -> None:
+        """Refuse an oddity the dialect does not send, or one this stream cannot show."""
+        oddity, ending, events = self.spec.oddity, self.spec.ending, self.rendered.events
+        if oddity is None:
+            return
+        if oddity not in ODDITIES:
+            raise PlanError(f"openai-chat sends no oddity {oddity!r}")
+        if oddity == "after_done" and not (ending.done and not ending.cut and ending.error is None):
+            raise PlanError("after_done needs a [DONE] that arrives, with no error")
+        if oddity == "delta_missing" and not any(
+            isinstance(entry, dict) and "delta" not in entry
+            for event in events
+            if isinstance(event.data, dict)
+            for entry in event.data.get("choices") or ()
+        ):
+            raise PlanError("delta_missing needs a chunk with choices before the end")
+        if oddity == "delta_missing" and ending.cut:
+            raise PlanError("delta_missing and a cut stream: the annotation may be what is cut")
+        if oddity in ("text_with_call", "null_fields") and all(
+            plan.legacy for plan in self.spec.calls
+        ):
+            raise PlanError(f"{oddity} needs a tool call")
 
     def _wire(self, plan: CallPlan, position: int) -> int:
         return position if plan.index is None else plan.index
@@ -195,6 +220,10 @@ class _Derivation:
                 self.findings.add(_QUIRK["C24"])
         if ending.cut:
             self.findings.add(_QUIRK["T9"])
+        if spec.oddity == "after_done":
+            self.findings.add(_QUIRK["C20"])  # [DONE] is final: what follows is ignored
+        if spec.oddity == "delta_missing":
+            self.findings.add(_QUIRK["C22"])  # read as an empty delta
         if spec.transport.empty_data:
             self.findings.add(_QUIRK["T6"])
 

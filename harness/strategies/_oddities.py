@@ -1,0 +1,114 @@
+"""The corners of the wire format the other knobs do not reach, drawn rarely (``with_oddity``).
+
+One weighted draw per stream picks at most one oddity, and shrinks to none. An oddity is either
+sent by the renderer (``StreamSpec.oddity``: an event after ``[DONE]`` or after
+``message_stop``, a choice without ``delta``, an event of an unknown type, a delta for a block
+never started, an ``event:`` name unlike the payload's type, a missing ``response.created``, a
+gap in ``sequence_number``…) or is a plan the other knobs do not draw: no calls at all, no tools
+offered, two calls sharing an id (openai-chat/C34), a stop reason outside Anthropic's set. A
+stream the oddity does not fit (the oracle refuses it) is drawn without it, so an oddity costs
+no rejected example.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import cast
+
+from hypothesis import strategies as st
+
+from ..core.spec import Oddity, StreamSpec
+from ._knobs import label_draw, pick, rarely
+from ._predictable import predictable
+
+__all__ = ["with_oddity"]
+
+PERCENT = 3
+"""How often each oddity is drawn, in streams per hundred (before the streams it does not fit)."""
+OTHER_STOP = "guardrail_intervened"
+"""A stop reason outside Anthropic's set (Amazon Bedrock's, for a blocked answer)."""
+
+
+def _no_calls(spec: StreamSpec) -> StreamSpec:
+    return replace(spec, calls=())
+
+
+def _no_tools(spec: StreamSpec) -> StreamSpec:
+    return replace(spec, tools=())
+
+
+def _shared_id(spec: StreamSpec) -> StreamSpec:
+    """The second call of the first call's choice under its id, or, where it has none, a copy
+    of the first call (openai-chat/C34: two distinct calls, one id)."""
+    if not spec.calls or spec.calls[0].id is None:
+        return spec
+    first, *others = spec.calls
+    for at, plan in enumerate(others, start=1):
+        if plan.choice == first.choice:
+            calls = list(spec.calls)
+            calls[at] = replace(plan, id=first.id)
+            return replace(spec, calls=tuple(calls))
+    return replace(spec, calls=(*spec.calls, first))
+
+
+def _other_stop(spec: StreamSpec) -> StreamSpec:
+    return replace(spec, ending=replace(spec.ending, finish=OTHER_STOP))
+
+
+_PLANS: dict[str, Callable[[StreamSpec], StreamSpec]] = {
+    "no calls": _no_calls,
+    "no tools": _no_tools,
+    "shared id": _shared_id,
+    "other stop reason": _other_stop,
+}
+_ODDITIES: dict[str, tuple[str, ...]] = {
+    "openai-chat": (
+        "after_done",
+        "delta_missing",
+        "text_with_call",
+        "null_fields",
+        "shared id",
+        "no calls",
+    ),
+    "anthropic-messages": (
+        "unknown_event",
+        "unknown_delta",
+        "stray_delta",
+        "after_stop",
+        "event_mismatch",
+        "done_line",
+        "other stop reason",
+        "no tools",
+        "no calls",
+    ),
+    "openai-responses": (
+        "event_mismatch",
+        "done_line",
+        "no_created",
+        "sequence_gap",
+        "no tools",
+        "no calls",
+    ),
+}
+"""What each dialect's streams may show, by the name ``hypothesis.event`` labels it with."""
+
+_ODD = {dialect: rarely(PERCENT * len(names)) for dialect, names in _ODDITIES.items()}
+"""Whether a stream of the dialect shows an oddity: one draw, shrinking to none."""
+
+
+def with_oddity(draw: st.DrawFn, spec: StreamSpec) -> StreamSpec:
+    """``spec``, or now and then (about ``PERCENT`` in a hundred per oddity) ``spec`` with one
+    oddity of its dialect, when the oracle predicts it. One draw says whether (shrinking to
+    none), a second which: Hypothesis draws some regions of a long table of outcomes far more
+    often than others, so the oddities would not come about as often as each other."""
+    names = _ODDITIES.get(spec.dialect)
+    if names is None or not draw(_ODD[spec.dialect]):
+        return spec
+    name = pick(draw, names)
+    odd = _PLANS[name](spec) if name in _PLANS else replace(spec, oddity=cast(Oddity, name))
+    if odd == spec or not predictable(odd):
+        return spec
+    label_draw(f"oddity: {name}")
+    return odd
+
