@@ -129,9 +129,10 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         at = starts[0]
         delta = _indexed("content_block_delta", events[at].data.get("index"), delta=UNKNOWN_DELTA)
         return [*events[: at + 1], _event(delta), *events[at + 1 :]]
-    if oddity == "stray_delta" and spec.calls:
-        last = len(spec.calls) - 1
-        at = next(at for at, event in enumerate(events) if last in event.boundaries)
+    last = len(spec.calls) - 1
+    stop = next((at for at, event in enumerate(events) if last in event.boundaries), None)
+    if oddity == "stray_delta" and stop is not None:
+        at = stop
         stray = _delta(stray_index(spec), {"type": "input_json_delta", "partial_json": "}"})
         return [*events[:at], _event(stray), *events[at:]]
     if oddity == "after_stop":

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from callstream.reference import QUIRKS
+from callstream.reference import QUIRKS, Limits
 
 from ....errors import PlanError
 from ....rules import OPENAI_CHAT_QUIRKS, QuirkId, quirk_code
@@ -90,6 +90,9 @@ class _Derivation:
                 raise PlanError("calls that share an id need wire indices: else they are one")
             if self._wire_of(calls[first]) == self._wire_of(plan):
                 raise PlanError("calls that share an id at one wire index are one call")
+            if self.spec.limits.max_argument_bytes != Limits().max_argument_bytes:
+                # Which comes first, the size limit or the id's return, depends on the cuts.
+                raise PlanError("calls that share an id under a size limit: write literal events")
             if not (self._strict_quirk_free(calls[first]) and self._strict_quirk_free(plan)):
                 raise PlanError(
                     "calls that share an id must be otherwise free of quirks the strict "
@@ -216,7 +219,7 @@ class _Derivation:
             if finish_arrives and ending.finish not in _COMPLETING | {"length", "content_filter"}:
                 self.findings.add(_QUIRK["C33"])
             done_arrives = ending.done and not ending.cut
-            if finish_arrives and not done_arrives and spec.calls:
+            if finish_arrives and not done_arrives:
                 self.findings.add(_QUIRK["C24"])
         if ending.cut:
             self.findings.add(_QUIRK["T9"])

@@ -63,7 +63,9 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
         findings.add(_QUIRK["R7"])
     if terminal == "response.done":
         findings.add(_QUIRK["R5"])
-    if spec.ending.after_finish and terminal is not None and not cut:
+    # A late delta is sent for a call only: with none, a second terminal alone comes after.
+    after = set(spec.ending.after_finish) & ({"duplicate_finish", "late_delta"} if spec.calls else {"duplicate_finish"})
+    if after and terminal is not None and not cut:
         findings.add(_QUIRK["R5"])
     _check_oddity(spec, terminal)
     gap = None
