@@ -70,7 +70,8 @@ Oddity = Literal[
 - ``after_stop`` (anthropic-messages): a whole tool_use block after ``message_stop``, which is
   never read (D35);
 - ``event_mismatch`` (anthropic-messages, openai-responses): one event under another event's
-  name: the first that carries argument text, else the first (quirk T8);
+  name (``ping``; ``response.in_progress``): the first that carries argument text (Anthropic)
+  or adds a call item (Responses), else the first (quirk T8);
 - ``done_line`` (anthropic-messages, openai-responses): ``data: [DONE]`` after the last event
   (ignored; quirk openai-responses/R5);
 - ``no_created`` (openai-responses): no ``response.created`` (quirk R12);

@@ -1,6 +1,7 @@
-"""The corners of the wire format the other knobs do not reach, drawn rarely (``with_oddity``).
+"""The corners of the wire format the other knobs do not reach, drawn rarely: ``draw_oddity``
+first in a stream's draws, ``with_oddity`` once the stream is drawn.
 
-One weighted draw per stream picks at most one oddity, and shrinks to none. An oddity is either
+A stream shows at most one oddity, and shrinks to none. An oddity is either
 sent by the renderer (``StreamSpec.oddity``: an event after ``[DONE]`` or after
 ``message_stop``, a choice without ``delta``, an event of an unknown type, a delta for a block
 never started, an ``event:`` name unlike the payload's type, a missing ``response.created``, a
@@ -22,7 +23,7 @@ from ..core.spec import Oddity, StreamSpec
 from ._knobs import label_draw, pick, rarely
 from ._predictable import predictable
 
-__all__ = ["with_oddity"]
+__all__ = ["draw_oddity", "with_oddity"]
 
 PERCENT = 3
 """How often each oddity is drawn, in streams per hundred (before the streams it does not fit)."""
@@ -97,18 +98,24 @@ _ODD = {dialect: rarely(PERCENT * len(names)) for dialect, names in _ODDITIES.it
 """Whether a stream of the dialect shows an oddity: one draw, shrinking to none."""
 
 
-def with_oddity(draw: st.DrawFn, spec: StreamSpec) -> StreamSpec:
-    """``spec``, or now and then (about ``PERCENT`` in a hundred per oddity) ``spec`` with one
-    oddity of its dialect, when the oracle predicts it. One draw says whether (shrinking to
-    none), a second which: Hypothesis draws some regions of a long table of outcomes far more
-    often than others, so the oddities would not come about as often as each other."""
-    names = _ODDITIES.get(spec.dialect)
-    if names is None or not draw(_ODD[spec.dialect]):
+def draw_oddity(draw: st.DrawFn, dialect: str) -> str | None:
+    """Which oddity of ``dialect`` a stream shows, if any: about ``PERCENT`` in a hundred for
+    each. Drawn first, before the calls, so that shrinking the calls keeps it; one draw says
+    whether (shrinking to none), a second which (Hypothesis draws some regions of one long
+    table of outcomes far more often than others)."""
+    names = _ODDITIES.get(dialect)
+    if names is None or not draw(_ODD[dialect]):
+        return None
+    return str(pick(draw, names))
+
+
+def with_oddity(name: str | None, spec: StreamSpec) -> StreamSpec:
+    """``spec`` with the oddity ``name`` (from :func:`draw_oddity`), where the oracle predicts
+    it under both profiles; else ``spec`` as it is."""
+    if name is None:
         return spec
-    name = pick(draw, names)
     odd = _PLANS[name](spec) if name in _PLANS else replace(spec, oddity=cast(Oddity, name))
     if odd == spec or not predictable(odd):
         return spec
     label_draw(f"oddity: {name}")
     return odd
-

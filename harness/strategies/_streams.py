@@ -22,7 +22,7 @@ from ..core.spec import (
 from ._anthropic import anthropic_stream_specs
 from ._calls import draw_call_plans
 from ._knobs import aim, between, label_draw, rarely, sometimes
-from ._oddities import with_oddity
+from ._oddities import draw_oddity, with_oddity
 from ._predictable import predictable
 from ._responses import responses_stream_specs
 from ._schemas import tools
@@ -187,6 +187,7 @@ def _stream_specs(
     max_choices: int,
     lone_surrogates: bool,
 ) -> StreamSpec:
+    oddity = draw_oddity(draw, "openai-chat")
     exposed = tuple(tool_set) if tool_set is not None else draw(tools())
     choices = draw(sometimes(1, tuple(range(2, max_choices + 1)) or (1,), 15))
     schedule = draw(sometimes("sequential", _SCHEDULES[1:], 35))
@@ -207,7 +208,7 @@ def _stream_specs(
     )
     if not predictable(spec):
         reject()
-    spec = with_oddity(draw, spec)
+    spec = with_oddity(oddity, spec)
     label_draw(f"schedule: {schedule}")
     label_draw(f"calls: {len(calls)}")
     if choices > 1:

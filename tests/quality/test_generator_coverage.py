@@ -39,32 +39,28 @@ _EVERY_DIALECT = {
     "args.deep-nesting": "the schemas drawn nest two or three levels at most",
     "args.long-string": "the values drawn are short (long arguments are the bench's)",
     "args.large": "the values drawn are short (long arguments are the bench's)",
-    "calls.none": _RARE + "the oddities draw a stream without calls now and then (3 %)",
 }
 _NAMED_EVENTS = {
     "id.numeric": "its call ids are strings",
-    "done.present": _RARE + "the oddities send it after the terminal event now and then (3 %)",
 }
 _LONE = _RARE + "a lone surrogate rarely survives as an escape"
 _NOT_OBJECT = _RARE + "malformed_json draws a non-object among many shapes"
 _ONE_DRAW = _RARE + "since each knob became one draw (fuzz throughput), not yet tuned back"
 _REDRAWN = _RARE + "at the floor's edge; the sample was redrawn when the oddities' draw came in"
+_ODDITY = _RARE + "an oddity (strategies._oddities, 3 % a stream), under the floor in this sample"
 _CHAT = {
     "args.lone-surrogate-escape": _LONE,
-    "args.not-object": _NOT_OBJECT,
     "id.late": "no id policy sends the id after the first delta",
     "name.changed": "no name policy changes the name (a new call at the index is C2)",
-    "after.late-delta": _REDRAWN,
-    "after.usage-chunk": _REDRAWN,
-    "args.prefix-parses": _REDRAWN,
-    "chat.extra-content": _REDRAWN,
-    "chat.snapshots": _REDRAWN,
-    "id.changed": _REDRAWN,
-    "id.empty": _REDRAWN,
-    "id.repeated": _REDRAWN,
-    "name.repeated": _REDRAWN,
     "chat.custom-call": "tools() draws function tools only",
-    "finish.function_call": _ONE_DRAW,
+    "error.finish": _ONE_DRAW,
+    "chat.text-and-tool": _ODDITY,
+    "done.not-last": _ODDITY,
+    "id.shared": _ODDITY,
+    "index.reused": _REDRAWN,
+    "chat.extra-content": _REDRAWN,
+    "id.changed": _REDRAWN,
+    "id.repeated": _REDRAWN,
 }
 _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
@@ -72,6 +68,7 @@ _ANTHROPIC = {
     "anthropic.no-message-start": _NO_KNOB,
     "args.not-object": _NOT_OBJECT,
     "args.lone-surrogate-escape": _ONE_DRAW,
+    "args.prefix-parses": _ONE_DRAW,
 }
 _RESPONSES = {
     "id.late": "no id policy sends the call_id after output_item.added",
@@ -81,13 +78,13 @@ _RESPONSES = {
     "name.changed": _NO_KNOB,
     "index.missing": _NO_KNOB + " (an event without output_index)",
     "index.gap": _NO_KNOB + " (output indices past a gap)",
-    "responses.no-created": _RARE + "the oddities leave it out now and then (3 %; R12)",
     "responses.custom-call": "tools() draws function tools only",
     "responses.item-mismatch": _NO_KNOB + " (R8)",
     "responses.done-mismatch": _NO_KNOB + " (R1)",
     "responses.done-only": "a plan's fragments must concatenate to its arguments (R1)",
     "args.lone-surrogate-escape": _LONE,
     "after.late-delta": _REDRAWN,
+    "args.not-object": _NOT_OBJECT,
 }
 
 

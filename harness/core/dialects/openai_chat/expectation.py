@@ -199,7 +199,7 @@ class _Derivation:
         spec, noise, ending = self.spec, self.spec.noise, self.spec.ending
         if noise.role_every:
             self.findings.add(_QUIRK["C29"])
-        if noise.usage_every:
+        if noise.usage_every and self._usage_beside_choices():
             self.findings.add(_QUIRK["C23"])
         if noise.empty_first:
             self.findings.add(_QUIRK["C21"])
@@ -229,6 +229,15 @@ class _Derivation:
             self.findings.add(_QUIRK["C22"])  # read as an empty delta
         if spec.transport.empty_data:
             self.findings.add(_QUIRK["T6"])
+
+    def _usage_beside_choices(self) -> bool:
+        """Whether a chunk that arrives carries usage beside its choices (quirk C23): with no
+        call, no role and no text, an error may come before any chunk with choices."""
+        events = self.rendered.events[:-1] if self.spec.ending.cut else self.rendered.events
+        return any(
+            isinstance(event.data, dict) and event.data.get("choices") and event.data.get("usage")
+            for event in events
+        )
 
     # -- quirks of one call's routing -------------------------------------------------------
 

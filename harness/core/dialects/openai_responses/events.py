@@ -150,14 +150,18 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
     if spec.oddity == "no_created":
         return events[1:]
     if spec.oddity == "event_mismatch":
-        at = next(
-            (at for at, event in enumerate(events) if event.data.get("delta")),
-            0,
-        )
+        at = next((at for at, event in enumerate(events) if _adds_call(event)), 0)
         return [*events[:at], replace(events[at], event=MISNAMED), *events[at + 1 :]]
     if spec.oddity == "done_line":
         return [*events, Event("[DONE]")]
     return events
+
+
+def _adds_call(event: Event) -> bool:
+    """Whether ``event`` is the ``output_item.added`` of a call item."""
+    return event.data.get("type") == "response.output_item.added" and event.data["item"].get(
+        "type"
+    ) in ("function_call", "custom_tool_call")
 
 
 def sequence_gap_at(spec: StreamSpec, events: Sequence[Event]) -> int | None:

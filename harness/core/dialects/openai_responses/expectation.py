@@ -64,7 +64,9 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
     if terminal == "response.done":
         findings.add(_QUIRK["R5"])
     # A late delta is sent for a call only: with none, a second terminal alone comes after.
-    after = set(spec.ending.after_finish) & ({"duplicate_finish", "late_delta"} if spec.calls else {"duplicate_finish"})
+    after = set(spec.ending.after_finish) & (
+        {"duplicate_finish", "late_delta"} if spec.calls else {"duplicate_finish"}
+    )
     if after and terminal is not None and not cut:
         findings.add(_QUIRK["R5"])
     _check_oddity(spec, terminal)
