@@ -23,6 +23,11 @@ What of the plan the dialect reads, and how:
   event where the last call's ``content_block_stop`` would be, and nothing after (aibridge's
   ``stream_error`` capture).
 
+``oddity`` (:data:`ODDITIES`) adds an event of an unknown type after ``message_start``, a delta
+of an unknown type in the first block, a delta for a block never started before the last
+block's stop, a tool_use block after ``message_stop``, an ``event: ping`` over the first input
+fragment, or a ``[DONE]`` line at the end.
+
 Everything else of the plan is openai-chat's and has no meaning here: the expectation refuses it
 (:class:`~callstream.errors.PlanError`).
 """
@@ -40,11 +45,16 @@ from ...wire import Event
 __all__ = [
     "ERROR",
     "MESSAGE",
+    "ODDITIES",
+    "UNKNOWN_DELTA",
+    "UNKNOWN_EVENT",
     "USAGE",
     "block_indices",
+    "odd_events",
     "plan_events",
     "start_input",
     "stop_reason",
+    "stray_index",
 ]
 
 MESSAGE: Mapping[str, Any] = {

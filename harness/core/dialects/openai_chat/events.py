@@ -3,7 +3,7 @@ payloads, the finish reasons, an in-band error, ``[DONE]`` (research/wire_format
 
 The chunk envelope is built here and only here (:func:`chat_chunk`, :func:`delta_choice`):
 the renderer, the emulated routes and the benchmark's streams all use it, each with its own
-envelope values.
+envelope values. A plan's ``oddity`` (:data:`ODDITIES`) is sent by :func:`odd_events`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,15 @@ from typing import Any
 from ...spec import CallPlan, StreamSpec
 from ...wire import Event
 
-__all__ = ["ENVELOPE", "USAGE", "chat_chunk", "delta_choice", "plan_events"]
+__all__ = [
+    "ENVELOPE",
+    "ODDITIES",
+    "USAGE",
+    "chat_chunk",
+    "delta_choice",
+    "odd_events",
+    "plan_events",
+]
 
 ENVELOPE: Mapping[str, Any] = {
     "id": "chatcmpl-callstream",

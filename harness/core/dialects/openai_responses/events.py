@@ -19,6 +19,8 @@ How the plan's knobs read in this dialect (anything else is a :class:`PlanError`
   ``response.failed``; ``event``: the flat ``error`` alone) comes after the last call's deltas.
   ``after_finish`` sends ``duplicate_finish`` (a second terminal) or ``late_delta``; ``cut``
   stops inside the last event. ``ending.done`` is not used: ``[DONE]`` is no Responses event.
+- ``oddity`` (:data:`ODDITIES`): no ``response.created``, a ``sequence_number`` gap, the first
+  call item added under another ``event:`` name, a ``[DONE]`` line at the end.
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ from ...spec import CallPlan, StreamSpec
 from ...wire import Event
 
 __all__ = [
+    "MISNAMED",
     "ODDITIES",
     "RESPONSE",
     "USAGE",
     "call_item_id",
+    "odd_events",
     "output_indices",
     "plan_events",
     "sequence_gap_at",
