@@ -174,6 +174,26 @@ class ResponsesParsesEveryLine(ResponsesAssembler):
         super().on_event(event, data)
 
 
+class ChatErrorMustBeJson(BaseAssembler):
+    """Parses an ``event: error``'s data as JSON and fails the stream ``protocol_error`` when
+    it is not, where T4 fails it as a stream error whatever the data."""
+
+    def on_event(self, event: str, data: str) -> None:
+        if event == "error" and not data.startswith("{"):
+            raise StreamFailure(Reason.PROTOCOL_ERROR)
+        super().on_event(event, data)
+
+
+class AnthropicErrorMustBeJson(AnthropicAssembler):
+    """Parses an ``event: error``'s data as JSON and fails the stream ``protocol_error`` when
+    it is not, where T4 fails it as a stream error whatever the data."""
+
+    def on_event(self, event: str, data: str) -> None:
+        if event == "error" and not data.startswith("{"):
+            raise StreamFailure(Reason.PROTOCOL_ERROR)
+        super().on_event(event, data)
+
+
 class RequiresCreated(ResponsesAssembler):
     """Raises when the stream does not open with ``response.created`` (openai-python's
     ``ResponseStreamState``), where R12 is only recorded."""
@@ -196,6 +216,22 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
     ("delta_missing", "openai-chat", Ending(), "chat.delta-missing", RequiresDelta, "lenient"),
     ("text_with_call", "openai-chat", Ending(), "chat.text-and-tool", TextOrTools, "lenient"),
     ("null_fields", "openai-chat", Ending(), "chat.null-call-field", NullErases, "lenient"),
+    (
+        "error_text",
+        "openai-chat",
+        Ending(error="event"),
+        "sse.non-json-data",
+        ChatErrorMustBeJson,
+        "lenient",
+    ),
+    (
+        "error_text",
+        "anthropic-messages",
+        Ending(error="event"),
+        "sse.non-json-data",
+        AnthropicErrorMustBeJson,
+        "lenient",
+    ),
     (
         "unknown_event",
         "anthropic-messages",

@@ -51,6 +51,7 @@ Oddity = Literal[
     "done_line",
     "no_created",
     "sequence_gap",
+    "error_text",
 ]
 """One corner of the wire format a plan's other knobs do not reach, sent once in the stream:
 
@@ -74,6 +75,8 @@ Oddity = Literal[
   or adds a call item (Responses), else the first (quirk T8);
 - ``done_line`` (anthropic-messages, openai-responses): ``data: [DONE]`` after the last event
   (ignored; quirk openai-responses/R5);
+- ``error_text`` (openai-chat, anthropic-messages): the ``event: error`` of an error ending
+  (``ending.error: event``) with plain text for data, not JSON (T4);
 - ``no_created`` (openai-responses): no ``response.created`` (quirk R12);
 - ``sequence_gap`` (openai-responses): ``sequence_number`` skips one at the event after the last
   call's ``output_item.added`` (quirk R4, D51).

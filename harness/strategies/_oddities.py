@@ -57,11 +57,18 @@ def _other_stop(spec: StreamSpec) -> StreamSpec:
     return replace(spec, ending=replace(spec.ending, finish=OTHER_STOP))
 
 
+def _error_text(spec: StreamSpec) -> StreamSpec:
+    """An ``event: error`` ending whose data is text, not JSON (T4)."""
+    ending = replace(spec.ending, error="event", after_finish=(), cut=False)
+    return replace(spec, ending=ending, oddity="error_text")
+
+
 _PLANS: dict[str, Callable[[StreamSpec], StreamSpec]] = {
     "no calls": _no_calls,
     "no tools": _no_tools,
     "shared id": _shared_id,
     "other stop reason": _other_stop,
+    "error_text": _error_text,
 }
 _ODDITIES: dict[str, tuple[str, ...]] = {
     "openai-chat": (
@@ -69,6 +76,7 @@ _ODDITIES: dict[str, tuple[str, ...]] = {
         "delta_missing",
         "text_with_call",
         "null_fields",
+        "error_text",
         "shared id",
         "no calls",
     ),
@@ -79,6 +87,7 @@ _ODDITIES: dict[str, tuple[str, ...]] = {
         "after_stop",
         "event_mismatch",
         "done_line",
+        "error_text",
         "other stop reason",
         "no tools",
         "no calls",

@@ -35,7 +35,6 @@ _RARE = "drawn, but in under 1 % of streams: "
 _EVERY_DIALECT = {
     "sse.invalid-utf8": "a plan's text is always UTF-8 (the corpus sends raw bytes)",
     "sse.single-newline-events": _NO_KNOB,
-    "sse.non-json-data": _NO_KNOB,
     "args.deep-nesting": "the schemas drawn nest two or three levels at most",
     "args.long-string": "the values drawn are short (long arguments are the bench's)",
     "args.large": "the values drawn are short (long arguments are the bench's)",
@@ -55,12 +54,12 @@ _CHAT = {
     "chat.custom-call": "tools() draws function tools only",
     "error.finish": _ONE_DRAW,
     "chat.text-and-tool": _ODDITY,
-    "done.not-last": _ODDITY,
     "id.shared": _ODDITY,
-    "index.reused": _REDRAWN,
-    "chat.extra-content": _REDRAWN,
     "id.changed": _REDRAWN,
-    "id.repeated": _REDRAWN,
+    "args.not-object": _NOT_OBJECT,
+    "chat.arguments-as-value": _REDRAWN,
+    "finish.stop": _REDRAWN,
+    "name.late": _REDRAWN,
 }
 _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
@@ -69,6 +68,10 @@ _ANTHROPIC = {
     "args.not-object": _NOT_OBJECT,
     "args.lone-surrogate-escape": _ONE_DRAW,
     "args.prefix-parses": _ONE_DRAW,
+    "sse.non-json-data": _ODDITY,
+    "sse.empty-data": _REDRAWN,
+    "sse.json-trailing-space": _REDRAWN,
+    "stop.other": _ODDITY,
 }
 _RESPONSES = {
     "id.late": "no id policy sends the call_id after output_item.added",
@@ -85,6 +88,7 @@ _RESPONSES = {
     "args.lone-surrogate-escape": _LONE,
     "after.late-delta": _REDRAWN,
     "args.not-object": _NOT_OBJECT,
+    "sse.non-json-data": _NO_KNOB,
 }
 
 

@@ -120,7 +120,15 @@ def plan_events(spec: StreamSpec) -> Iterator[Event]:
 
 
 ODDITIES = frozenset(
-    {"unknown_event", "unknown_delta", "stray_delta", "after_stop", "event_mismatch", "done_line"}
+    {
+        "unknown_event",
+        "unknown_delta",
+        "stray_delta",
+        "after_stop",
+        "event_mismatch",
+        "done_line",
+        "error_text",
+    }
 )
 """The oddities (``StreamSpec.oddity``) an anthropic-messages plan may show."""
 UNKNOWN_EVENT: Mapping[str, Any] = {"type": "message_annotation", "annotation": "callstream"}
@@ -160,6 +168,10 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         return [*events[:at], replace(events[at], event="ping"), *events[at + 1 :]]
     if oddity == "done_line":
         return [*events, Event("[DONE]")]
+    if oddity == "error_text":
+        return [
+            Event("Overloaded", "error") if event.event == "error" else event for event in events
+        ]
     return events
 
 

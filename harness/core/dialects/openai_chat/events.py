@@ -17,6 +17,7 @@ from ...wire import Event
 
 __all__ = [
     "ENVELOPE",
+    "ERROR_TEXT",
     "ODDITIES",
     "USAGE",
     "chat_chunk",
@@ -71,10 +72,12 @@ def plan_events(spec: StreamSpec) -> Iterator[Event]:
     return iter(odd_events(spec, events) if spec.oddity is not None else events)
 
 
-ODDITIES = frozenset({"after_done", "delta_missing", "text_with_call", "null_fields"})
+ODDITIES = frozenset({"after_done", "delta_missing", "text_with_call", "null_fields", "error_text"})
 """The oddities (``StreamSpec.oddity``) an openai-chat plan may show."""
 _TEXT_WITH_CALL = "Let me check."
 """The text ``text_with_call`` sends beside the first tool call."""
+ERROR_TEXT = "upstream connect error or disconnect/reset before headers"
+"""The data of the ``event: error`` that ``error_text`` sends (an Envoy proxy's error page)."""
 
 
 def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
@@ -100,6 +103,8 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
                 odd = Event({**payload, "choices": choices}, event.event, event.finishes)
                 return [*events[:at], odd, *events[at + 1 :]]
         return events
+    if oddity == "error_text":
+        return [Event(ERROR_TEXT, "error") if event.event == "error" else event for event in events]
     if oddity == "null_fields":
         for event in events:
             for entry in _tool_entries(event):
