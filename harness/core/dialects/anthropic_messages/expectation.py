@@ -178,8 +178,9 @@ def _check_oddity(spec: StreamSpec) -> None:
         raise PlanError(f"{oddity} needs a message_stop that arrives")
     if oddity in ("stray_delta", "unknown_delta") and not spec.calls:
         raise PlanError(f"{oddity} needs a tool_use block")
-    if oddity == "error_text" and ending.error is None:
-        raise PlanError("error_text needs an error ending")
+    if oddity == "error_text" and (ending.error is None or spec.transport.unnamed):
+        # Unnamed, text is no error event: only ``event: error`` says that it is one (T4).
+        raise PlanError("error_text needs an error ending sent as event: error")
     if oddity == "stray_delta" and not ends_plainly:
         raise PlanError("stray_delta needs the last block's stop, and an ending that arrives")
 

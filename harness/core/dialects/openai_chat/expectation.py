@@ -159,8 +159,9 @@ class _Derivation:
             raise PlanError("delta_missing needs a chunk with choices before the end")
         if oddity == "delta_missing" and ending.cut:
             raise PlanError("delta_missing and a cut stream: the annotation may be what is cut")
-        if oddity == "error_text" and ending.error != "event":
-            raise PlanError("error_text needs an event: error ending")
+        if oddity == "error_text" and (ending.error != "event" or self.spec.transport.unnamed):
+            # Unnamed, text is no error event: only ``event: error`` says that it is one (T4).
+            raise PlanError("error_text needs an error ending sent as event: error")
         if oddity in ("text_with_call", "null_fields") and all(
             plan.legacy for plan in self.spec.calls
         ):
