@@ -1,14 +1,14 @@
 """The corners of the wire format the other knobs do not reach, drawn rarely: ``draw_oddity``
 first in a stream's draws, ``with_oddity`` once the stream is drawn.
 
-A stream shows at most one oddity, and shrinks to none. An oddity is either
-sent by the renderer (``StreamSpec.oddity``: an event after ``[DONE]`` or after
-``message_stop``, a choice without ``delta``, an event of an unknown type, a delta for a block
-never started, an ``event:`` name unlike the payload's type, a missing ``response.created``, a
-gap in ``sequence_number``…) or is a plan the other knobs do not draw: no calls at all, no tools
-offered, two calls sharing an id (openai-chat/C34), a stop reason outside Anthropic's set. A
-stream the oddity does not fit (the oracle refuses it) is drawn without it, so an oddity costs
-no rejected example.
+A stream shows at most one oddity, and shrinks to none. An oddity is either sent by the
+renderer (``StreamSpec.oddity``: an event after ``[DONE]`` or after ``message_stop``, a choice
+without ``delta``, an event of an unknown type, a delta for a block never started, an
+``event:`` name unlike the payload's type, an ``event: error`` whose data is text, a missing
+``response.created``, a gap in ``sequence_number``…) or is a plan the other knobs do not draw:
+no calls at all, no tools offered, two calls sharing an id (openai-chat/C34), a stop reason
+outside Anthropic's set. A stream the oddity does not fit (the oracle refuses it) is drawn
+without it, so an oddity costs no rejected example.
 """
 
 from __future__ import annotations
