@@ -24,6 +24,7 @@ __all__ = [
     "Expected",
     "ExpectedCall",
     "Noise",
+    "Oddity",
     "Scenario",
     "Splitting",
     "StreamSpec",
@@ -37,6 +38,50 @@ NamePolicy = Literal["once", "every", "late", "omit"]
 """How the function name travels: first delta only, every delta (C5), on the second delta (C6),
 never."""
 Schedule = Literal["sequential", "interleaved", "whole", "together"]
+Oddity = Literal[
+    "after_done",
+    "delta_missing",
+    "text_with_call",
+    "null_fields",
+    "unknown_event",
+    "unknown_delta",
+    "stray_delta",
+    "after_stop",
+    "event_mismatch",
+    "done_line",
+    "no_created",
+    "sequence_gap",
+    "error_text",
+]
+"""One corner of the wire format a plan's other knobs do not reach, sent once in the stream:
+
+- ``after_done`` (openai-chat): a chunk finishing choice 0 after ``[DONE]``, which is final (T4,
+  quirk C20);
+- ``delta_missing`` (openai-chat): a choice without ``delta`` after the first chunk with
+  choices (quirk C22);
+- ``text_with_call`` (openai-chat): text content in the delta that opens the first tool call;
+- ``null_fields`` (openai-chat): ``"id": null`` and ``"name": null`` on every tool-call delta
+  without them (A4);
+- ``unknown_event`` (anthropic-messages): an event of an undocumented type after
+  ``message_start`` (quirk A4);
+- ``unknown_delta`` (anthropic-messages): a delta of an undocumented type in the first call's
+  block (quirk A4);
+- ``stray_delta`` (anthropic-messages): an ``input_json_delta`` for a block never started, just
+  before the last call's ``content_block_stop``: it fails the stream (quirk A3);
+- ``after_stop`` (anthropic-messages): a whole tool_use block after ``message_stop``, which is
+  never read (D35);
+- ``event_mismatch`` (anthropic-messages, openai-responses): one event under another event's
+  name (``ping``; ``response.in_progress``): the first that carries argument text (Anthropic)
+  or adds a call item (Responses), else the first (quirk T8);
+- ``done_line`` (anthropic-messages, openai-responses): ``data: [DONE]`` after the last event
+  (ignored; quirk openai-responses/R5);
+- ``error_text`` (openai-chat, anthropic-messages): the ``event: error`` of an error ending
+  (``ending.error: event``) with plain text for data, not JSON (T4);
+- ``no_created`` (openai-responses): no ``response.created`` (quirk R12);
+- ``sequence_gap`` (openai-responses): ``sequence_number`` skips one at the event after the last
+  call's ``output_item.added`` (quirk R4, D51).
+
+A dialect refuses an oddity it does not name (:class:`~callstream.errors.PlanError`)."""
 """Sequential calls (OpenAI); fragments round-robin across calls (C15); each call whole in one
 delta (Groq, Ollama: C8); all calls whole in one delta (Mistral)."""
 
@@ -211,6 +256,8 @@ class StreamSpec:
     """Written-out expectations per profile; required for literal streams."""
     dialect: str = "openai-chat"
     """The wire format the stream is sent in (``callstream.core.dialects``)."""
+    oddity: Oddity | None = None
+    """A corner of the wire format the stream shows once (:data:`Oddity`); None: none."""
 
     @property
     def literal(self) -> bool:

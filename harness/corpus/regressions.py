@@ -181,6 +181,8 @@ def _stream(spec: StreamSpec) -> dict[str, Any]:
     for key in ("noise", "ending", "transport"):
         if knobs := _knobs(getattr(spec, key)):
             out[key] = knobs
+    if spec.oddity is not None:
+        out["oddity"] = spec.oddity
     if spec.expected:
         out["expect"] = {
             profile: _expected(expected) for profile, expected in spec.expected.items()

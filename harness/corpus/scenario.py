@@ -307,6 +307,7 @@ class _Builder:
             literal_sse=self._sse(raw),
             expected=self._expected(raw, profiles),
             dialect=dialect,
+            oddity=raw.get("oddity"),
         )
         scenario = Scenario(
             id=raw["id"],

@@ -26,6 +26,7 @@ from callstream.reference import Limits, Tool
 from ..core.spec import CallPlan, Ending, Noise, Schedule, StreamSpec, Transport
 from ._calls import draw_call_plans
 from ._knobs import aim, between, flag, knobs, label_draw, one_in, rarely, sometimes
+from ._oddities import draw_oddity, with_oddity
 from ._predictable import predictable
 from ._schemas import tools
 
@@ -170,6 +171,7 @@ def anthropic_stream_specs(
 ) -> StreamSpec:
     """An Anthropic Messages stream the oracle predicts under both profiles (``max_choices``
     is ignored: a message has one)."""
+    oddity = draw_oddity(draw, _DIALECT)
     exposed = tuple(tool_set) if tool_set is not None else draw(tools())
     functions = tuple(tool for tool in exposed if tool.kind == "function")
     if not functions:
@@ -200,6 +202,7 @@ def anthropic_stream_specs(
     )
     if not predictable(spec):
         reject()
+    spec = with_oddity(oddity, spec)
     label_draw(f"calls: {len(calls)}")
     aim(float(sum(len(plan.fragments) for plan in calls)), "fragments")
     return spec

@@ -20,6 +20,7 @@ from callstream.reference import Limits, Tool
 from ..core.spec import CallPlan, Ending, Noise, StreamSpec, Transport
 from ._calls import draw_call_plans
 from ._knobs import aim, between, flag, knobs, label_draw, one_in, rarely, sometimes
+from ._oddities import draw_oddity, with_oddity
 from ._predictable import predictable
 from ._schemas import tools
 
@@ -155,6 +156,7 @@ def responses_stream_specs(
     lone_surrogates: bool,
 ) -> StreamSpec:
     """A Responses stream (the arguments are those of every generator; choices are always 1)."""
+    oddity = draw_oddity(draw, _DIALECT)
     exposed = tuple(tool_set) if tool_set is not None else draw(tools())
     schedule = draw(sometimes("sequential", _SCHEDULES, 35))
     drawn = draw_call_plans(draw, exposed, 1, schedule, max_calls, lone_surrogates)
@@ -176,6 +178,7 @@ def responses_stream_specs(
     )
     if not predictable(spec):
         reject()
+    spec = with_oddity(oddity, spec)
     label_draw(f"schedule: {schedule}")
     aim(float(sum(len(plan.fragments) for plan in calls)), "fragments")
     return spec

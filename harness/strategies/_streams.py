@@ -23,6 +23,7 @@ from ..core.spec import (
 from ._anthropic import anthropic_stream_specs
 from ._calls import draw_call_plans
 from ._knobs import Knobs, aim, between, flag, knobs, label_draw, one_in, rarely
+from ._oddities import draw_oddity, with_oddity
 from ._predictable import predictable
 from ._responses import responses_stream_specs
 from ._schemas import tools
@@ -225,6 +226,7 @@ def _stream_specs(
     max_choices: int,
     lone_surrogates: bool,
 ) -> StreamSpec:
+    oddity = draw_oddity(draw, "openai-chat")
     exposed = tuple(tool_set) if tool_set is not None else draw(tools())
     choices, schedule = _shapes(max_choices).draw(draw)
     calls = draw_call_plans(draw, exposed, choices, schedule, max_calls, lone_surrogates)
@@ -244,6 +246,7 @@ def _stream_specs(
     )
     if not predictable(spec):
         reject()
+    spec = with_oddity(oddity, spec)
     label_draw(f"schedule: {schedule}")
     label_draw(f"calls: {len(calls)}")
     if choices > 1:

@@ -26,8 +26,11 @@ from callstream.core.rendering import render
 from callstream.core.spec import Scenario
 from callstream.coverage import FEATURES, FeatureTally, features_of
 
-SAMPLE = 300
-"""Streams drawn per dialect: a feature must show in at least ``FLOOR`` of them."""
+SAMPLE = 1000
+"""Streams drawn per dialect, as many as the pull-request workflow's ci-profile fuzz run draws: a
+feature must show in at least ``FLOOR`` of them. A derandomised sample is not drawn
+independently (Hypothesis mutates earlier examples and starts from the simplest), so 300
+streams left features drawn in 3 % of random streams at 0; 1000 keeps each near its rate."""
 FLOOR = 0.01
 
 _NO_KNOB = "no StreamSpec knob sends it; the corpus has it literally"
@@ -35,39 +38,25 @@ _RARE = "drawn, but in under 1 % of streams: "
 _EVERY_DIALECT = {
     "sse.invalid-utf8": "a plan's text is always UTF-8 (the corpus sends raw bytes)",
     "sse.single-newline-events": _NO_KNOB,
-    "sse.non-json-data": _NO_KNOB,
     "args.deep-nesting": "the schemas drawn nest two or three levels at most",
     "args.long-string": "the values drawn are short (long arguments are the bench's)",
     "args.large": "the values drawn are short (long arguments are the bench's)",
-    "calls.none": "call_plans draws one call at least (a stream without calls is the corpus's)",
 }
 _NAMED_EVENTS = {
-    "sse.event-mismatch": _NO_KNOB + " (an event: name unlike the type, T8)",
-    "calls.no-tools": "the generator always offers the tools it calls",
     "id.numeric": "its call ids are strings",
-    "done.present": _NO_KNOB,
 }
 _LONE = _RARE + "a lone surrogate rarely survives as an escape"
+_ODDITY = _RARE + "an oddity (strategies._oddities, 4 % a stream), under the floor in this sample"
 _CHAT = {
-    "args.lone-surrogate-escape": _LONE,
     "id.late": "no id policy sends the id after the first delta",
-    "id.shared": "ids are drawn distinct",
     "name.changed": "no name policy changes the name (a new call at the index is C2)",
-    "chat.text-and-tool": _NO_KNOB + " (text and a tool call in one delta)",
-    "chat.null-call-field": _NO_KNOB + " (a call field sent as null)",
     "chat.custom-call": "tools() draws function tools only",
-    "chat.delta-missing": _NO_KNOB + " (C22)",
-    "done.not-last": _NO_KNOB + " (events after [DONE])",
+    "id.shared": _ODDITY + " (only where the first call sends an id)",
 }
 _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
     "id.shared": "ids are drawn distinct",
     "anthropic.no-message-start": _NO_KNOB,
-    "anthropic.unknown-block-delta": _NO_KNOB + " (A3)",
-    "anthropic.unknown-event": _NO_KNOB + " (A4)",
-    "anthropic.unknown-delta": _NO_KNOB + " (A4)",
-    "stop.other": "the generator draws Anthropic's stop reasons only",
-    "end.after-message-stop": _NO_KNOB,
     "args.lone-surrogate-escape": _LONE,
 }
 _RESPONSES = {
@@ -78,13 +67,12 @@ _RESPONSES = {
     "name.changed": _NO_KNOB,
     "index.missing": _NO_KNOB + " (an event without output_index)",
     "index.gap": _NO_KNOB + " (output indices past a gap)",
-    "responses.no-created": _NO_KNOB + " (R12)",
     "responses.custom-call": "tools() draws function tools only",
     "responses.item-mismatch": _NO_KNOB + " (R8)",
     "responses.done-mismatch": _NO_KNOB + " (R1)",
     "responses.done-only": "a plan's fragments must concatenate to its arguments (R1)",
-    "responses.sequence-gap": _NO_KNOB + " (R4)",
     "args.lone-surrogate-escape": _LONE,
+    "sse.non-json-data": _NO_KNOB + " (the oddity error_text is chat's and Anthropic's)",
 }
 
 

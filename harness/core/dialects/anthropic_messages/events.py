@@ -23,6 +23,11 @@ What of the plan the dialect reads, and how:
   event where the last call's ``content_block_stop`` would be, and nothing after (aibridge's
   ``stream_error`` capture).
 
+``oddity`` (:data:`ODDITIES`) adds an event of an unknown type after ``message_start``, a delta
+of an unknown type in the first block, a delta for a block never started before the last
+block's stop, a tool_use block after ``message_stop``, an ``event: ping`` over the first input
+fragment, or a ``[DONE]`` line at the end.
+
 Everything else of the plan is openai-chat's and has no meaning here: the expectation refuses it
 (:class:`~callstream.errors.PlanError`).
 """
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ...spec import CallPlan, StreamSpec
@@ -39,11 +45,16 @@ from ...wire import Event
 __all__ = [
     "ERROR",
     "MESSAGE",
+    "ODDITIES",
+    "UNKNOWN_DELTA",
+    "UNKNOWN_EVENT",
     "USAGE",
     "block_indices",
+    "odd_events",
     "plan_events",
     "start_input",
     "stop_reason",
+    "stray_index",
 ]
 
 MESSAGE: Mapping[str, Any] = {
@@ -102,7 +113,93 @@ def start_input(plan: CallPlan) -> dict[str, Any]:
 
 
 def plan_events(spec: StreamSpec) -> Iterator[Event]:
-    """The events a planned ``spec`` is sent as (see the module's docstring)."""
+    """The events a planned ``spec`` is sent as (see the module's docstring), with its oddity
+    (:func:`odd_events`)."""
+    events = list(_plain_events(spec))
+    return iter(odd_events(spec, events) if spec.oddity is not None else events)
+
+
+ODDITIES = frozenset(
+    {
+        "unknown_event",
+        "unknown_delta",
+        "stray_delta",
+        "after_stop",
+        "event_mismatch",
+        "done_line",
+        "error_text",
+    }
+)
+"""The oddities (``StreamSpec.oddity``) an anthropic-messages plan may show."""
+UNKNOWN_EVENT: Mapping[str, Any] = {"type": "message_annotation", "annotation": "callstream"}
+"""The event of a type Anthropic does not document that ``unknown_event`` sends."""
+UNKNOWN_DELTA: Mapping[str, Any] = {"type": "annotation_delta", "annotation": "callstream"}
+"""The delta of a type Anthropic does not document that ``unknown_delta`` sends."""
+
+
+def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
+    """``events`` with the spec's oddity; the expectation refuses one they cannot show."""
+    oddity = spec.oddity
+    starts = [at for at, event in enumerate(events) if _tool_start(event)]
+    if oddity == "unknown_event":
+        return [events[0], _event(dict(UNKNOWN_EVENT)), *events[1:]]
+    if oddity == "unknown_delta" and starts:
+        at = starts[0]
+        delta = _indexed("content_block_delta", events[at].data.get("index"), delta=UNKNOWN_DELTA)
+        return [*events[: at + 1], _event(delta), *events[at + 1 :]]
+    last = len(spec.calls) - 1
+    stop = next((at for at, event in enumerate(events) if last in event.boundaries), None)
+    if oddity == "stray_delta" and stop is not None:
+        at = stop
+        stray = _delta(stray_index(spec), {"type": "input_json_delta", "partial_json": "}"})
+        return [*events[:at], _event(stray), *events[at:]]
+    if oddity == "after_stop":
+        index = stray_index(spec)
+        name = spec.tools[0].name if spec.tools else "get_weather"
+        block = {"type": "tool_use", "id": "toolu_after_stop", "name": name, "input": {}}
+        late = [
+            _start(index, block),
+            _delta(index, {"type": "input_json_delta", "partial_json": "{}"}),
+            _stop(index),
+        ]
+        return [*events, *map(_event, late)]
+    if oddity == "event_mismatch":
+        at = next((at for at, event in enumerate(events) if _carries_text(event)), 0)
+        return [*events[:at], replace(events[at], event="ping"), *events[at + 1 :]]
+    if oddity == "done_line":
+        return [*events, Event("[DONE]")]
+    if oddity == "error_text":
+        return [
+            Event("Overloaded", "error") if event.event == "error" else event for event in events
+        ]
+    return events
+
+
+def stray_index(spec: StreamSpec) -> int:
+    """A block index no block of the plan is sent at: past the highest."""
+    return max([0 if spec.noise.content is not None else -1, *block_indices(spec)]) + 1
+
+
+def _tool_start(event: Event) -> bool:
+    data = event.data
+    return (
+        isinstance(data, dict)
+        and data.get("type") == "content_block_start"
+        and data["content_block"].get("type") == "tool_use"
+    )
+
+
+def _carries_text(event: Event) -> bool:
+    data = event.data
+    return (
+        isinstance(data, dict)
+        and data.get("type") == "content_block_delta"
+        and bool(data["delta"].get("partial_json"))
+    )
+
+
+def _plain_events(spec: StreamSpec) -> Iterator[Event]:
+    """The events of the plan, without its oddity."""
     ending = spec.ending
     message = {
         **MESSAGE,

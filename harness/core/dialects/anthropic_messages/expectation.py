@@ -27,7 +27,7 @@ from ....rules import ANTHROPIC_MESSAGES_QUIRKS, QuirkId, quirk_code
 from ...completion import Completer, Deviation, strictly_json
 from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
 from ...wire import Rendered
-from .events import block_indices, start_input, stop_reason
+from .events import ODDITIES, block_indices, start_input, stop_reason, stray_index
 
 __all__ = ["expect_anthropic_messages"]
 
@@ -54,15 +54,27 @@ def expect_anthropic_messages(spec: StreamSpec, rendered: Rendered, profile: str
     completer = Completer({tool.name: tool for tool in spec.tools}, strict=strict, met=met)
     ending = spec.ending
     arrived = rendered.events[:-1] if ending.cut else rendered.events
+    failure = "stream_error" if ending.error is not None else None
+    if spec.oddity == "stray_delta":
+        # A delta for a block never started fails the stream there (A3): nothing after it is
+        # read, and what no boundary completed before it is rejected.
+        findings.add(_QUIRK["A3"])
+        failure = "protocol_error"
+        stray = stray_index(spec)
+        arrived = arrived[: next(at for at, event in enumerate(arrived) if _delta_at(event, stray))]
+    if spec.oddity in ("unknown_event", "unknown_delta"):
+        findings.add(_QUIRK["A4"])  # ignored, its name recorded
+    if spec.oddity == "event_mismatch" and not spec.transport.unnamed:
+        findings.add(_QUIRK["T8"])  # the payload's type decides (D31)
     if ending.cut:
         findings.add(_QUIRK["T9"])
     if spec.transport.empty_data:
         findings.add(_QUIRK["T6"])
     if spec.transport.unnamed:
         findings.add(_QUIRK["T7"])  # every event arrives as a ``message``
-    reason = None if ending.error is not None else stop_reason(spec)
+    reason = None if failure is not None else stop_reason(spec)
     reason_arrives = reason is not None and any(event.finishes for event in arrived)
-    stop_arrives = ending.error is None and ending.done and not ending.cut
+    stop_arrives = failure is None and ending.done and not ending.cut
     if reason_arrives and not stop_arrives:
         findings.add(_QUIRK["C24"])
     indices = block_indices(spec)
@@ -106,8 +118,8 @@ def expect_anthropic_messages(spec: StreamSpec, rendered: Rendered, profile: str
         if boundary and complete:
             calls.append(_completed(completer, plan, base, text, release))
             continue
-        if ending.error is not None:
-            calls.append(ExpectedCall("rejected", "stream_error", **base))
+        if failure is not None:
+            calls.append(ExpectedCall("rejected", failure, **base))
         elif not reason_arrives:
             ended = "unfinished" if stop_arrives else "interrupted"
             calls.append(ExpectedCall("rejected", ended, **base))
@@ -144,8 +156,38 @@ def _complete_json(text: str) -> bool:
     return strictly_json(text)
 
 
+def _delta_at(event: Any, index: int) -> bool:
+    """Whether ``event`` is a delta for the block at ``index``."""
+    data = event.data
+    return (
+        isinstance(data, dict)
+        and data.get("type") == "content_block_delta"
+        and data.get("index") == index
+    )
+
+
+def _check_oddity(spec: StreamSpec) -> None:
+    """Refuse an oddity the dialect does not send, or one the stream cannot show."""
+    oddity, ending = spec.oddity, spec.ending
+    if oddity is None:
+        return
+    if oddity not in ODDITIES:
+        raise PlanError(f"anthropic-messages sends no oddity {oddity!r}")
+    ends_plainly = ending.error is None and not ending.cut
+    if oddity in ("after_stop", "done_line") and not (ends_plainly and ending.done):
+        raise PlanError(f"{oddity} needs a message_stop that arrives")
+    if oddity in ("stray_delta", "unknown_delta") and not spec.calls:
+        raise PlanError(f"{oddity} needs a tool_use block")
+    if oddity == "error_text" and (ending.error is None or spec.transport.unnamed):
+        # Unnamed, text is no error event: only ``event: error`` says that it is one (T4).
+        raise PlanError("error_text needs an error ending sent as event: error")
+    if oddity == "stray_delta" and not ends_plainly:
+        raise PlanError("stray_delta needs the last block's stop, and an ending that arrives")
+
+
 def _check_plan(spec: StreamSpec, rendered: Rendered) -> None:
     """Refuse what the dialect cannot send or the oracle cannot predict."""
+    _check_oddity(spec)
     noise, ending = spec.noise, spec.ending
     if spec.choices != 1:
         raise PlanError("an Anthropic message has one choice")

@@ -3,7 +3,7 @@ payloads, the finish reasons, an in-band error, ``[DONE]`` (research/wire_format
 
 The chunk envelope is built here and only here (:func:`chat_chunk`, :func:`delta_choice`):
 the renderer, the emulated routes and the benchmark's streams all use it, each with its own
-envelope values.
+envelope values. A plan's ``oddity`` (:data:`ODDITIES`) is sent by :func:`odd_events`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,16 @@ from typing import Any
 from ...spec import CallPlan, StreamSpec
 from ...wire import Event
 
-__all__ = ["ENVELOPE", "USAGE", "chat_chunk", "delta_choice", "plan_events"]
+__all__ = [
+    "ENVELOPE",
+    "ERROR_TEXT",
+    "ODDITIES",
+    "USAGE",
+    "chat_chunk",
+    "delta_choice",
+    "odd_events",
+    "plan_events",
+]
 
 ENVELOPE: Mapping[str, Any] = {
     "id": "chatcmpl-callstream",
@@ -58,7 +67,65 @@ def delta_choice(
 def plan_events(spec: StreamSpec) -> Iterator[Event]:
     """The events a planned ``spec`` is sent as: a role delta, text, each call's deltas on its
     schedule, the finish reasons (or an in-band error), what comes after, a usage chunk and
-    ``[DONE]``, as the spec says."""
+    ``[DONE]``, as the spec says; then its oddity (:func:`odd_events`)."""
+    events = list(_plain_events(spec))
+    return iter(odd_events(spec, events) if spec.oddity is not None else events)
+
+
+ODDITIES = frozenset({"after_done", "delta_missing", "text_with_call", "null_fields", "error_text"})
+"""The oddities (``StreamSpec.oddity``) an openai-chat plan may show."""
+_TEXT_WITH_CALL = "Let me check."
+"""The text ``text_with_call`` sends beside the first tool call."""
+ERROR_TEXT = "upstream connect error or disconnect/reset before headers"
+"""The data of the ``event: error`` that ``error_text`` sends (an Envoy proxy's error page)."""
+
+
+def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
+    """``events`` with the spec's oddity; the expectation refuses one they cannot show."""
+    oddity = spec.oddity
+    if oddity == "after_done":
+        return [*events, Event(chat_chunk([delta_choice(0, {}, "tool_calls")]))]
+    if oddity == "delta_missing":
+        for at, event in enumerate(events):
+            entries = event.data.get("choices") if isinstance(event.data, dict) else None
+            # Not after a finish or an error: it would be read after the choice or stream ended.
+            if entries and not event.finishes and "error" not in event.data:
+                annotation = chat_chunk([{"index": entries[0]["index"], "finish_reason": None}])
+                return [*events[: at + 1], Event(annotation), *events[at + 1 :]]
+        return events
+    if oddity == "text_with_call":
+        for at, event in enumerate(events):
+            if _tool_entries(event):
+                payload = event.data
+                first = payload["choices"][0]
+                delta = {"content": _TEXT_WITH_CALL, **first["delta"]}
+                choices = [{**first, "delta": delta}, *payload["choices"][1:]]
+                odd = Event({**payload, "choices": choices}, event.event, event.finishes)
+                return [*events[:at], odd, *events[at + 1 :]]
+        return events
+    if oddity == "error_text":
+        return [Event(ERROR_TEXT, "error") if event.event == "error" else event for event in events]
+    if oddity == "null_fields":
+        for event in events:
+            for entry in _tool_entries(event):
+                entry.setdefault("id", None)
+                body = entry.get("custom") or entry.get("function")
+                if isinstance(body, dict):
+                    body.setdefault("name", None)
+    return events
+
+
+def _tool_entries(event: Event) -> list[dict[str, Any]]:
+    """The tool-call entries of an event's first choice."""
+    entries = event.data.get("choices") if isinstance(event.data, dict) else None
+    if not entries:
+        return []
+    calls = entries[0].get("delta", {}).get("tool_calls")
+    return calls if isinstance(calls, list) else []
+
+
+def _plain_events(spec: StreamSpec) -> Iterator[Event]:
+    """The events of the plan, without its oddity."""
     noise, ending = spec.noise, spec.ending
     usage_every = dict(USAGE) if noise.usage_every else None
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from callstream.reference import QUIRKS
+from callstream.reference import QUIRKS, Limits
 
 from ....errors import PlanError
 from ....rules import OPENAI_CHAT_QUIRKS, QuirkId, quirk_code
 from ...completion import Completer, Deviation
 from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
 from ...wire import Rendered
+from .events import ODDITIES
 
 __all__ = ["expect_openai_chat"]
 
@@ -89,6 +90,9 @@ class _Derivation:
                 raise PlanError("calls that share an id need wire indices: else they are one")
             if self._wire_of(calls[first]) == self._wire_of(plan):
                 raise PlanError("calls that share an id at one wire index are one call")
+            if self.spec.limits.max_argument_bytes != Limits().max_argument_bytes:
+                # Which comes first, the size limit or the id's return, depends on the cuts.
+                raise PlanError("calls that share an id under a size limit: write literal events")
             if not (self._strict_quirk_free(calls[first]) and self._strict_quirk_free(plan)):
                 raise PlanError(
                     "calls that share an id must be otherwise free of quirks the strict "
@@ -125,6 +129,7 @@ class _Derivation:
                 )
         if ending.after_finish and ending.finish is None:
             raise PlanError("ending.after_finish needs a finish reason")
+        self._check_oddity()
         if len(spec.calls) > spec.limits.max_calls or spec.choices > spec.limits.max_choices:
             raise PlanError("a plan past max_calls or max_choices fails the whole stream")
         if spec.schedule == "interleaved":
@@ -135,6 +140,32 @@ class _Derivation:
                 ]
                 if len(wires) != len(set(wires)):
                     raise PlanError("an index reused by several calls cannot be interleaved")
+
+    def _check_oddity(self) -> None:
+        """Refuse an oddity the dialect does not send, or one this stream cannot show."""
+        oddity, ending, events = self.spec.oddity, self.spec.ending, self.rendered.events
+        if oddity is None:
+            return
+        if oddity not in ODDITIES:
+            raise PlanError(f"openai-chat sends no oddity {oddity!r}")
+        if oddity == "after_done" and not (ending.done and not ending.cut and ending.error is None):
+            raise PlanError("after_done needs a [DONE] that arrives, with no error")
+        if oddity == "delta_missing" and not any(
+            isinstance(entry, dict) and "delta" not in entry
+            for event in events
+            if isinstance(event.data, dict)
+            for entry in event.data.get("choices") or ()
+        ):
+            raise PlanError("delta_missing needs a chunk with choices before the end")
+        if oddity == "delta_missing" and ending.cut:
+            raise PlanError("delta_missing and a cut stream: the annotation may be what is cut")
+        if oddity == "error_text" and (ending.error != "event" or self.spec.transport.unnamed):
+            # Unnamed, text is no error event: only ``event: error`` says that it is one (T4).
+            raise PlanError("error_text needs an error ending sent as event: error")
+        if oddity in ("text_with_call", "null_fields") and all(
+            plan.legacy for plan in self.spec.calls
+        ):
+            raise PlanError(f"{oddity} needs a tool call")
 
     def _wire(self, plan: CallPlan, position: int) -> int:
         return position if plan.index is None else plan.index
@@ -171,7 +202,7 @@ class _Derivation:
         spec, noise, ending = self.spec, self.spec.noise, self.spec.ending
         if noise.role_every:
             self.findings.add(_QUIRK["C29"])
-        if noise.usage_every:
+        if noise.usage_every and self._usage_beside_choices():
             self.findings.add(_QUIRK["C23"])
         if noise.empty_first:
             self.findings.add(_QUIRK["C21"])
@@ -191,12 +222,25 @@ class _Derivation:
             if finish_arrives and ending.finish not in _COMPLETING | {"length", "content_filter"}:
                 self.findings.add(_QUIRK["C33"])
             done_arrives = ending.done and not ending.cut
-            if finish_arrives and not done_arrives and spec.calls:
+            if finish_arrives and not done_arrives:
                 self.findings.add(_QUIRK["C24"])
         if ending.cut:
             self.findings.add(_QUIRK["T9"])
+        if spec.oddity == "after_done":
+            self.findings.add(_QUIRK["C20"])  # [DONE] is final: what follows is ignored
+        if spec.oddity == "delta_missing":
+            self.findings.add(_QUIRK["C22"])  # read as an empty delta
         if spec.transport.empty_data:
             self.findings.add(_QUIRK["T6"])
+
+    def _usage_beside_choices(self) -> bool:
+        """Whether a chunk that arrives carries usage beside its choices (quirk C23): with no
+        call, no role and no text, an error may come before any chunk with choices."""
+        events = self.rendered.events[:-1] if self.spec.ending.cut else self.rendered.events
+        return any(
+            isinstance(event.data, dict) and event.data.get("choices") and event.data.get("usage")
+            for event in events
+        )
 
     # -- quirks of one call's routing -------------------------------------------------------
 

@@ -19,18 +19,32 @@ How the plan's knobs read in this dialect (anything else is a :class:`PlanError`
   ``response.failed``; ``event``: the flat ``error`` alone) comes after the last call's deltas.
   ``after_finish`` sends ``duplicate_finish`` (a second terminal) or ``late_delta``; ``cut``
   stops inside the last event. ``ending.done`` is not used: ``[DONE]`` is no Responses event.
+- ``oddity`` (:data:`ODDITIES`): no ``response.created``, a ``sequence_number`` gap, the first
+  call item added under another ``event:`` name, a ``[DONE]`` line at the end.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ....errors import PlanError
 from ...spec import CallPlan, StreamSpec
 from ...wire import Event
 
-__all__ = ["RESPONSE", "USAGE", "call_item_id", "output_indices", "plan_events", "terminal_kind"]
+__all__ = [
+    "MISNAMED",
+    "ODDITIES",
+    "RESPONSE",
+    "USAGE",
+    "call_item_id",
+    "odd_events",
+    "output_indices",
+    "plan_events",
+    "sequence_gap_at",
+    "terminal_kind",
+]
 
 RESPONSE: dict[str, Any] = {
     "id": "resp_1",
@@ -112,12 +126,62 @@ def check_plan(spec: StreamSpec) -> None:
 
 
 def plan_events(spec: StreamSpec) -> Iterator[Event]:
-    """The events a planned ``spec`` is sent as, numbered from 0."""
+    """The events a planned ``spec`` is sent as, with its oddity, numbered from 0 (past a
+    gap, for ``sequence_gap``)."""
     check_plan(spec)
-    for number, event in enumerate(_events(spec)):
+    events = list(_events(spec))
+    if spec.oddity is not None:
+        events = odd_events(spec, events)
+    gap = sequence_gap_at(spec, events) if spec.oddity == "sequence_gap" else None
+    number = 0
+    for at, event in enumerate(events):
         if isinstance(event.data, dict) and "sequence_number" in event.data:
+            number += at == gap
             event.data["sequence_number"] = number
+            number += 1
         yield event
+
+
+ODDITIES = frozenset({"event_mismatch", "done_line", "no_created", "sequence_gap"})
+"""The oddities (``StreamSpec.oddity``) an openai-responses plan may show."""
+MISNAMED = "response.in_progress"
+"""The ``event:`` name ``event_mismatch`` gives an event of another type."""
+
+
+def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
+    """``events`` with the spec's oddity (``sequence_gap`` is in the numbering); the expectation
+    refuses one they cannot show."""
+    if spec.oddity == "no_created":
+        return events[1:]
+    if spec.oddity == "event_mismatch":
+        at = next((at for at, event in enumerate(events) if _adds_call(event)), 0)
+        return [*events[:at], replace(events[at], event=MISNAMED), *events[at + 1 :]]
+    if spec.oddity == "done_line":
+        return [*events, Event("[DONE]")]
+    return events
+
+
+def _adds_call(event: Event) -> bool:
+    """Whether ``event`` is the ``output_item.added`` of a call item."""
+    return event.data.get("type") == "response.output_item.added" and event.data["item"].get(
+        "type"
+    ) in ("function_call", "custom_tool_call")
+
+
+def sequence_gap_at(spec: StreamSpec, events: Sequence[Event]) -> int | None:
+    """Where ``sequence_gap`` skips a number: the event after the last call's
+    ``output_item.added``, so that every call is on the wire and the last one open."""
+    if not spec.calls:
+        return None
+    last = len(spec.calls) - 1
+    item_id = call_item_id(spec.calls[last], last)
+    added = next(
+        at
+        for at, event in enumerate(events)
+        if event.data.get("type") == "response.output_item.added"
+        and event.data["item"].get("id") == item_id
+    )
+    return added + 1
 
 
 def _event(

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from callstream.reference import QUIRKS
+from callstream.reference import QUIRKS, Limits
 
 from ....errors import PlanError
 from ....rules import OPENAI_RESPONSES_QUIRKS, QuirkId, quirk_code
 from ...completion import Completer, Deviation
 from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
 from ...wire import Rendered
-from .events import check_plan, output_indices, terminal_kind
+from .events import ODDITIES, check_plan, output_indices, sequence_gap_at, terminal_kind
 
 __all__ = ["expect_openai_responses"]
 
@@ -63,8 +63,23 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
         findings.add(_QUIRK["R7"])
     if terminal == "response.done":
         findings.add(_QUIRK["R5"])
-    if spec.ending.after_finish and terminal is not None and not cut:
+    # A late delta is sent for a call only: with none, a second terminal alone comes after.
+    after = set(spec.ending.after_finish) & (
+        {"duplicate_finish", "late_delta"} if spec.calls else {"duplicate_finish"}
+    )
+    if after and terminal is not None and not cut:
         findings.add(_QUIRK["R5"])
+    _check_oddity(spec, terminal)
+    gap = None
+    if spec.oddity == "sequence_gap":
+        findings.add(_QUIRK["R4"])
+        gap = sequence_gap_at(spec, events)
+    if spec.oddity == "no_created":
+        findings.add(_QUIRK["R12"])
+    if spec.oddity == "done_line":
+        findings.add(_QUIRK["R5"])  # [DONE] is no Responses event: recorded and ignored (D49)
+    if spec.oddity == "event_mismatch" and not spec.transport.unnamed:
+        findings.add(_QUIRK["T8"])
     calls = []
     indices = output_indices(spec)
     for number, plan in enumerate(spec.calls):
@@ -78,10 +93,48 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
             base["id"] = plan.id
         if indices[number] != number:
             base["wire_index"] = indices[number]
+        if strict and gap is not None and not _bounded_before(rendered, number, gap):
+            # Strict fails the stream at the gap: what no boundary completed before it (D51).
+            base.pop("arguments_text")
+            calls.append(ExpectedCall("rejected", "protocol_error", **base))
+            continue
         calls.append(
             _call(spec, plan, number, base, rendered, terminal, cut, strict, rejected, completer)
         )
     return Expected(tuple(calls), frozenset(findings))
+
+
+def _bounded_before(rendered: Rendered, number: int, at: int | None) -> bool:
+    """Whether call ``number``'s boundary is among the events before event ``at``."""
+    return any(number in event.boundaries for event in rendered.events[:at])
+
+
+def _check_oddity(spec: StreamSpec, terminal: str | None) -> None:
+    """Refuse an oddity the dialect does not send, or one the stream cannot show."""
+    oddity, ending = spec.oddity, spec.ending
+    if oddity is None:
+        return
+    if oddity not in ODDITIES:
+        raise PlanError(f"openai-responses sends no oddity {oddity!r}")
+    plain_end = terminal in ("response.completed", "response.incomplete") and not ending.cut
+    if oddity == "done_line" and not plain_end:
+        raise PlanError("done_line needs a response.completed or response.incomplete that arrives")
+    if oddity == "no_created" and spec.transport.empty_data:
+        raise PlanError("no_created after an empty event: the stream opens with neither")
+    if oddity == "sequence_gap" and not (
+        spec.calls
+        and not ending.cut
+        and terminal != "response.done"
+        and ending.error != "nested"
+        and not ending.after_finish
+        and spec.limits == Limits()
+        and all(
+            plan.index is None and not plan.header_arguments and plan.id_policy == "once"
+            for plan in spec.calls
+        )
+    ):
+        # The strict profile stops reading at the gap: what would be recorded after it is not.
+        raise PlanError("sequence_gap needs calls free of quirks and a plain ending")
 
 
 def _quirks(

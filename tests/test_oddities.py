@@ -1,0 +1,421 @@
+"""The oddities (``StreamSpec.oddity``): the corners of the wire format a plan sends once. Each is
+rendered so that the stream shows the wire feature it is for, the reference passes it under
+both profiles (the oracle predicts it from the rule), and an assembler that ignores that rule
+fails it. The generators draw them rarely (``callstream.strategies._oddities``); the sample that
+proves they are drawn is ``tests/quality/test_generator_coverage.py``'s.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, find, settings
+
+from callstream import strategies
+from callstream.core.case import run_case
+from callstream.core.oracle import expect
+from callstream.core.rendering import render
+from callstream.core.spec import CallPlan, Ending, Oddity, Splitting, StreamSpec
+from callstream.corpus.regressions import write_regression
+from callstream.corpus.scenario import load_scenarios
+from callstream.coverage import features_of
+from callstream.errors import PlanError
+from callstream.implementations import reference, reference_strict
+from callstream.reference import Reason, Tool
+from tests.mutants._anthropic_base import AnthropicAssembler
+from tests.mutants._base import BaseAssembler, StreamFailure
+from tests.mutants._responses_base import ResponsesAssembler
+
+WEATHER = Tool("get_weather", {"type": "object", "properties": {"city": {"type": "string"}}})
+CALLS = (
+    CallPlan("get_weather", '{"city":"Paris"}', ('{"ci', 'ty":"Paris"}'), id="call_1"),
+    CallPlan("get_weather", '{"city":"Rome"}', ('{"ci', 'ty":"Rome"}'), id="call_2"),
+)
+SPLITTINGS = (Splitting("whole"), Splitting("bytes"), Splitting("random", seed=2))
+FIND = settings(
+    database=None,
+    derandomize=True,
+    deadline=None,
+    max_examples=3000,
+    phases=(Phase.generate, Phase.shrink),
+    suppress_health_check=list(HealthCheck),
+)
+"""For ``find``: derandomised, bounded, no explain phase."""
+
+
+# -- assemblers that ignore one rule -----------------------------------------------------------
+
+
+class ReadsPastDone(BaseAssembler):
+    """Takes ``[DONE]`` for one more event, so a finish after it completes the calls (T4)."""
+
+    def on_done(self) -> None:
+        return
+
+
+class RequiresDelta(BaseAssembler):
+    """Reads ``choice["delta"]`` as if every choice had one (C22): a KeyError."""
+
+    def on_choice(self, raw: dict[str, Any]) -> None:
+        if raw["delta"] is not None:
+            super().on_choice(raw)
+
+
+class TextOrTools(BaseAssembler):
+    """Reads a delta's text or its tool calls, never both (``if content: … elif tool_calls``)."""
+
+    def on_choice(self, raw: dict[str, Any]) -> None:
+        if (raw.get("delta") or {}).get("content"):
+            raw = {key: value for key, value in raw.items() if key != "delta"}
+        super().on_choice(raw)
+
+
+class NullErases(BaseAssembler):
+    """Takes ``"id": null`` as an update that erases the id (A4)."""
+
+    def on_tool_delta(self, choice: int, entry: dict[str, Any]) -> None:
+        super().on_tool_delta(choice, entry)
+        call = self.positions.get((choice, entry.get("index")))
+        if call is not None and "id" in entry and entry["id"] is None:
+            call.id = None
+
+
+_KNOWN_EVENTS = frozenset(
+    {
+        "message_start",
+        "ping",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+
+
+class RefusesUnknownEvents(AnthropicAssembler):
+    """Fails the stream on an event type it does not know (A4: ignored, recorded)."""
+
+    def on_typed(self, kind: str, payload: dict[str, Any]) -> None:
+        if kind not in _KNOWN_EVENTS:
+            raise StreamFailure(Reason.PROTOCOL_ERROR)
+        super().on_typed(kind, payload)
+
+
+class RefusesUnknownDeltas(AnthropicAssembler):
+    """Fails the stream on a delta type it does not know (A4: ignored, recorded)."""
+
+    def on_block_delta(self, payload: dict[str, Any]) -> None:
+        kind = (payload.get("delta") or {}).get("type")
+        if kind not in ("input_json_delta", "text_delta", "thinking_delta", "signature_delta"):
+            raise StreamFailure(Reason.PROTOCOL_ERROR)
+        super().on_block_delta(payload)
+
+
+class IgnoresStrayDeltas(AnthropicAssembler):
+    """Drops a delta for a block never started, where A3 fails the stream."""
+
+    def on_block_delta(self, payload: dict[str, Any]) -> None:
+        if payload.get("index") not in self.blocks:
+            return
+        super().on_block_delta(payload)
+
+
+class ReadsPastMessageStop(AnthropicAssembler):
+    """Reads on after ``message_stop``, so a block after it makes a call (D35)."""
+
+    def on_typed(self, kind: str, payload: dict[str, Any]) -> None:
+        if kind == "message_stop":
+            self.stopped = True
+            return
+        super().on_typed(kind, payload)
+
+
+def _by_event_name(event: str, data: str) -> str:
+    """The data with its payload's ``type`` replaced by the ``event:`` name (T8: trusted)."""
+    if event in ("message", "error") or not data.startswith("{"):
+        return data
+    return json.dumps({**json.loads(data), "type": event})
+
+
+class AnthropicTrustsEventNames(AnthropicAssembler):
+    """Routes an event by its ``event:`` name, not by its payload's ``type`` (D31)."""
+
+    def on_event(self, event: str, data: str) -> None:
+        super().on_event(event, _by_event_name(event, data))
+
+
+class ResponsesTrustsEventNames(ResponsesAssembler):
+    """Routes an event by its ``event:`` name, not by its payload's ``type`` (T8)."""
+
+    def on_event(self, event: str, data: str) -> None:
+        super().on_event(event, _by_event_name(event, data))
+
+
+class AnthropicParsesEveryLine(AnthropicAssembler):
+    """Parses every event's data as JSON, ``[DONE]`` included, before anything else."""
+
+    def on_event(self, event: str, data: str) -> None:
+        json.loads(data)
+        super().on_event(event, data)
+
+
+class ResponsesParsesEveryLine(ResponsesAssembler):
+    """Parses every event's data as JSON, ``[DONE]`` included, before anything else."""
+
+    def on_event(self, event: str, data: str) -> None:
+        json.loads(data)
+        super().on_event(event, data)
+
+
+class ChatErrorMustBeJson(BaseAssembler):
+    """Parses an ``event: error``'s data as JSON and fails the stream ``protocol_error`` when
+    it is not, where T4 fails it as a stream error whatever the data."""
+
+    def on_event(self, event: str, data: str) -> None:
+        if event == "error" and not data.startswith("{"):
+            raise StreamFailure(Reason.PROTOCOL_ERROR)
+        super().on_event(event, data)
+
+
+class AnthropicErrorMustBeJson(AnthropicAssembler):
+    """Parses an ``event: error``'s data as JSON and fails the stream ``protocol_error`` when
+    it is not, where T4 fails it as a stream error whatever the data."""
+
+    def on_event(self, event: str, data: str) -> None:
+        if event == "error" and not data.startswith("{"):
+            raise StreamFailure(Reason.PROTOCOL_ERROR)
+        super().on_event(event, data)
+
+
+class RequiresCreated(ResponsesAssembler):
+    """Raises when the stream does not open with ``response.created`` (openai-python's
+    ``ResponseStreamState``), where R12 is only recorded."""
+
+    def on_event(self, event: str, data: str) -> None:
+        if not getattr(self, "opened", False):
+            self.opened = True
+            if json.loads(data).get("type") != "response.created":
+                raise RuntimeError("expected response.created as the first event")
+        super().on_event(event, data)
+
+
+# -- the cases ---------------------------------------------------------------------------------
+
+
+Mutant = Callable[..., Any]
+ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
+    # oddity, dialect, ending, the wire feature it shows, a mutant it catches, under profile
+    ("after_done", "openai-chat", Ending(finish=None), "done.not-last", ReadsPastDone, "lenient"),
+    ("delta_missing", "openai-chat", Ending(), "chat.delta-missing", RequiresDelta, "lenient"),
+    ("text_with_call", "openai-chat", Ending(), "chat.text-and-tool", TextOrTools, "lenient"),
+    ("null_fields", "openai-chat", Ending(), "chat.null-call-field", NullErases, "lenient"),
+    (
+        "error_text",
+        "openai-chat",
+        Ending(error="event"),
+        "sse.non-json-data",
+        ChatErrorMustBeJson,
+        "lenient",
+    ),
+    (
+        "error_text",
+        "anthropic-messages",
+        Ending(error="event"),
+        "sse.non-json-data",
+        AnthropicErrorMustBeJson,
+        "lenient",
+    ),
+    (
+        "unknown_event",
+        "anthropic-messages",
+        Ending(),
+        "anthropic.unknown-event",
+        RefusesUnknownEvents,
+        "lenient",
+    ),
+    (
+        "unknown_delta",
+        "anthropic-messages",
+        Ending(),
+        "anthropic.unknown-delta",
+        RefusesUnknownDeltas,
+        "lenient",
+    ),
+    (
+        "stray_delta",
+        "anthropic-messages",
+        Ending(),
+        "anthropic.unknown-block-delta",
+        IgnoresStrayDeltas,
+        "lenient",
+    ),
+    (
+        "after_stop",
+        "anthropic-messages",
+        Ending(),
+        "end.after-message-stop",
+        ReadsPastMessageStop,
+        "lenient",
+    ),
+    (
+        "event_mismatch",
+        "anthropic-messages",
+        Ending(),
+        "sse.event-mismatch",
+        AnthropicTrustsEventNames,
+        "lenient",
+    ),
+    (
+        "done_line",
+        "anthropic-messages",
+        Ending(),
+        "done.present",
+        AnthropicParsesEveryLine,
+        "lenient",
+    ),
+    (
+        "event_mismatch",
+        "openai-responses",
+        Ending(),
+        "sse.event-mismatch",
+        ResponsesTrustsEventNames,
+        "lenient",
+    ),
+    (
+        "done_line",
+        "openai-responses",
+        Ending(),
+        "done.present",
+        ResponsesParsesEveryLine,
+        "lenient",
+    ),
+    (
+        "no_created",
+        "openai-responses",
+        Ending(),
+        "responses.no-created",
+        RequiresCreated,
+        "lenient",
+    ),
+    # An assembler that never looks at sequence_number, judged by the strict profile (D51).
+    (
+        "sequence_gap",
+        "openai-responses",
+        Ending(),
+        "responses.sequence-gap",
+        ResponsesAssembler,
+        "strict",
+    ),
+]
+
+
+def _spec(oddity: Oddity, dialect: str, ending: Ending) -> StreamSpec:
+    return StreamSpec(tools=(WEATHER,), calls=CALLS, ending=ending, dialect=dialect, oddity=oddity)
+
+
+@pytest.mark.parametrize(
+    ("oddity", "dialect", "ending", "feature", "mutant", "profile"),
+    ODDITIES,
+    ids=[f"{dialect}-{oddity}" for oddity, dialect, *_ in ODDITIES],
+)
+def test_an_oddity_shows_its_feature_and_catches_an_assembler_that_ignores_its_rule(
+    oddity: Oddity, dialect: str, ending: Ending, feature: str, mutant: Mutant, profile: str
+) -> None:
+    """The stream shows the feature; the reference passes it under both profiles, however it
+    is cut; an assembler that ignores the rule the oddity tests fails it."""
+    spec = _spec(oddity, dialect, ending)
+    rendered = render(spec)
+    assert feature in features_of(spec, rendered.data)
+    assert feature not in features_of(
+        replace(spec, oddity=None), render(replace(spec, oddity=None)).data
+    )
+    scenario = strategies.scenario_for(spec)
+    for splitting in SPLITTINGS:
+        for judged, factory in (("lenient", reference), ("strict", reference_strict)):
+            result = run_case(scenario, judged, splitting, partial(factory, dialect=dialect))
+            assert result.outcome == "passed", (judged, splitting, result.failures)
+    caught = run_case(scenario, profile, Splitting("whole"), mutant)
+    assert caught.outcome == "failed", caught
+
+
+def test_a_finish_after_done_changes_nothing() -> None:
+    """``[DONE]`` is final (T4, quirk openai-chat/C20): calls it left without a finish reason are
+    unfinished, whatever follows, and what follows is recorded."""
+    spec = _spec("after_done", "openai-chat", Ending(finish=None))
+    expected = expect(spec, render(spec), "lenient")
+    assert {call.reason for call in expected.calls} == {"unfinished"}
+    assert "openai-chat/C20" in expected.findings
+
+
+def test_a_stray_delta_fails_the_open_calls_and_keeps_the_completed_ones() -> None:
+    """A delta for a block never started fails the stream there (quirk anthropic-messages/A3):
+    the first call, complete at its own stop before it, stays ready; the last, still open, is
+    rejected ``protocol_error``."""
+    spec = _spec("stray_delta", "anthropic-messages", Ending())
+    for profile in ("lenient", "strict"):
+        first, last = expect(spec, render(spec), profile).calls
+        assert (first.status, last.status, last.reason) == ("ready", "rejected", "protocol_error")
+
+
+def test_a_sequence_gap_fails_the_open_calls_only_strictly() -> None:
+    """A gap in ``sequence_number`` is recorded (R4); the strict profile fails what is open at
+    the gap (D51), the lenient one goes on."""
+    spec = _spec("sequence_gap", "openai-responses", Ending())
+    lenient = expect(spec, render(spec), "lenient")
+    strict = expect(spec, render(spec), "strict")
+    assert [call.status for call in lenient.calls] == ["ready", "ready"]
+    assert [(call.status, call.reason) for call in strict.calls] == [
+        ("ready", None),
+        ("rejected", "protocol_error"),
+    ]
+    assert "openai-responses/R4" in lenient.findings & strict.findings
+
+
+@pytest.mark.parametrize(
+    ("dialect", "oddity"),
+    [
+        ("openai-chat", "stray_delta"),
+        ("anthropic-messages", "no_created"),
+        ("openai-responses", "after_done"),
+    ],
+)
+def test_a_dialect_refuses_an_oddity_it_does_not_send(dialect: str, oddity: Oddity) -> None:
+    """A plan cannot ask a dialect for what it has no way to send."""
+    spec = _spec(oddity, dialect, Ending())
+    with pytest.raises(PlanError, match="sends no oddity"):
+        expect(spec, render(spec), "lenient")
+
+
+def test_an_oddity_survives_a_scenario_file(tmp_path: Path) -> None:
+    """A regression with an oddity is written as ``oddity:`` and loads back the same."""
+    scenario = strategies.scenario_for(_spec("stray_delta", "anthropic-messages", Ending()))
+    path = write_regression(scenario, tmp_path)
+    assert "oddity: stray_delta" in path.read_text(encoding="utf-8")
+    (loaded,) = load_scenarios([path]).scenarios
+    assert loaded.spec == scenario.spec
+
+
+@pytest.mark.parametrize(
+    ("oddity", "dialect"), sorted({(oddity, dialect) for oddity, dialect, *_ in ODDITIES})
+)
+def test_the_generators_draw_each_oddity_and_shrink_it_to_one_call(
+    oddity: Oddity, dialect: str
+) -> None:
+    """``stream_specs`` draws the oddity (where the oracle predicts it), and a stream that has
+    it shrinks to a single call, keeping it."""
+    found = find(
+        strategies.stream_specs(dialect=dialect),
+        lambda spec: spec.oddity == oddity,
+        settings=FIND,
+    )
+    assert found.oddity == oddity
+    assert len(found.calls) <= 1
+    for profile in ("lenient", "strict"):
+        expect(found, render(found), profile)
