@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -29,6 +30,7 @@ __all__ = [
     "outside_strings",
     "parse_arguments",
     "parse_int",
+    "remembered_problem",
     "repeated_unit",
     "schema_problem",
     "validator_for",
@@ -227,6 +229,36 @@ def schema_problem(validator: Validator, value: Any) -> SchemaProblem | None:
     path = "".join(f"[{p}]" if isinstance(p, int) else f".{_clip(p)}" for p in error.absolute_path)
     return SchemaProblem(Reason.SCHEMA_VIOLATION, "at $" + path + f": {error.message}")
 
+
+def remembered_problem(validator: Validator, text: str, value: Any) -> SchemaProblem | None:
+    """``schema_problem(validator, value)``, where ``value`` is what the argument text ``text``
+    became (parsed, or repaired when the assembler was asked to: either way a function of the
+    text alone), remembered for the texts of up to ``VERDICT_TEXT`` characters last checked.
+
+    The verdict is a pure function of the schema and the text, and a stream assembled again
+    (another response with the same call, the same bytes split otherwise) checks the same text
+    again; a schema check costs far more than a look-up. At most ``VERDICTS`` verdicts are kept,
+    oldest dropped first, so memory stays bounded however many calls are checked.
+    """
+    if len(text) > VERDICT_TEXT:
+        return schema_problem(validator, value)
+    # The entry holds the validator, so its id names no other object while the entry lives.
+    key = (id(validator), text)
+    known = _verdicts.get(key)
+    if known is not None:
+        return known[1]
+    problem = schema_problem(validator, value)
+    with _verdicts_lock:
+        if len(_verdicts) >= VERDICTS:
+            del _verdicts[next(iter(_verdicts))]
+        _verdicts[key] = (validator, problem)
+    return problem
+
+
+VERDICTS = 1024
+VERDICT_TEXT = 2048
+_verdicts: dict[tuple[int, str], tuple[Validator, SchemaProblem | None]] = {}
+_verdicts_lock = threading.Lock()
 
 STEPS_PER_VALUE = 32
 STEPS_MIN = 20_000

@@ -25,6 +25,7 @@ from callstream.reference import (
     Status,
     Tool,
     ToolSchemaError,
+    _validate,
 )
 from tests.helpers import (
     TOOLS,
@@ -800,3 +801,29 @@ def test_a_schema_whose_work_multiplies_is_rejected_too_large() -> None:
     assert (deep.detail or "").startswith("at $: not validated: the schema took more than")
     assert checked(schema, '{"v": [[], [[]]]}').ready
     assert checked(schema, '{"v": [1]}').reason is Reason.SCHEMA_VIOLATION
+
+
+# -- remembered verdicts ------------------------------------------------------------------------
+
+
+def test_a_remembered_verdict_belongs_to_its_schema_and_its_text() -> None:
+    """The same argument text checked again gets the same verdict, and the same text under
+    another schema of the same tool name gets that schema's own verdict."""
+    text = '{"v": 3}'
+    assert checked(holding({"type": "integer"}), text).ready
+    assert checked(holding({"type": "integer"}), text).ready
+    assert checked(holding({"type": "string"}), text).reason is Reason.SCHEMA_VIOLATION
+    assert checked(holding({"type": "integer"}), '{"v": "3"}').reason is Reason.SCHEMA_VIOLATION
+    assert checked(holding({"type": "integer"}), text).ready
+
+
+def test_remembered_verdicts_stay_bounded() -> None:
+    """However many distinct calls are checked, at most VERDICTS verdicts are kept, and none
+    on a text longer than VERDICT_TEXT: memory stays flat."""
+    schema = holding({"type": "string"})
+    for number in range(_validate.VERDICTS + 50):
+        assert checked(schema, json.dumps({"v": str(number)})).ready
+    assert len(_validate._verdicts) == _validate.VERDICTS
+    long_text = json.dumps({"v": "x" * _validate.VERDICT_TEXT})
+    assert checked(schema, long_text).ready
+    assert all(text != long_text for _, text in _validate._verdicts)
