@@ -36,7 +36,7 @@ from ..core.spec import Scenario
 from ..corpus.scenario import corpus_paths, load_scenarios
 from ..errors import INTERRUPTED, UsageError
 from ..reports import ReportWriter, new_run_folder
-from .cases import Case, expand, select_scenarios, verdict
+from .cases import Case, costliest_first, expand, select_scenarios, verdict
 from .ledger import Ledger, ReportSink
 from .progress import Progress, Silent, make_progress
 from .shard import Shard
@@ -91,6 +91,9 @@ def run(
                 shown.advance(result)
                 ledger.add(case.number, result)
         runnable = [case for case in cases if case.skipped is None]
+        if max_fail is None:
+            # With max_fail, cases run in order, so that the run stops soon after a failure.
+            runnable = costliest_first(runnable)
         with contextlib.closing(
             run_cases(runnable, implementation.connectable, jobs, timeout)
         ) as verdicts:
