@@ -172,6 +172,10 @@ def outside_strings(text: str) -> Iterator[tuple[int, str | None]]:
         yield len(text), None
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True)
+"""``json.dumps(schema, sort_keys=True)``, without making an encoder per call."""
+
+
 @lru_cache(maxsize=512)
 def _compiled(name: str, schema_json: str) -> Validator:
     return compile_schema(name, json.loads(schema_json))
@@ -187,7 +191,7 @@ def validator_for(name: str, schema: Mapping[str, Any] | None) -> Validator | No
     if schema is None:
         return None
     try:
-        canonical = json.dumps(schema, sort_keys=True)
+        canonical = _CANONICAL.encode(schema)
     except (TypeError, ValueError) as exc:
         raise ToolSchemaError(f"tool {name!r}: parameters are not JSON: {exc}") from None
     except RecursionError:
