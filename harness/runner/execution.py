@@ -41,7 +41,7 @@ from .ledger import Ledger, ReportSink
 from .progress import Progress, Silent, make_progress
 from .shard import Shard
 from .summary import RunSummary, format_summary, rerun_words
-from .workers import run_cases
+from .workers import run_cases, start_early
 
 __all__ = ["default_timeout", "run", "run_command"]
 
@@ -148,6 +148,7 @@ def run_command(
     given_timeout = timeout
     if timeout is None:
         timeout = default_timeout(impl)
+    start_early()
     loaded = load_scenarios(corpus_paths(paths, scenarios))
     if loaded.refuse(stderr):
         return UsageError.exit_code
