@@ -9,6 +9,7 @@ limit would change it for the whole host application), and schema evaluation is 
 from __future__ import annotations
 
 import json
+import marshal
 import sys
 import threading
 from collections.abc import Iterator, Mapping
@@ -190,13 +191,36 @@ def validator_for(name: str, schema: Mapping[str, Any] | None) -> Validator | No
     """
     if schema is None:
         return None
+    # A schema is read afresh each time: one changed in place since is seen as it is now. Its
+    # marshal bytes name its content exactly (marshal takes only the builtin types themselves,
+    # and equal bytes load as equal values) for a fraction of what its canonical JSON costs.
+    given: Any = schema  # any object at all: marshal refuses what it cannot take
+    try:
+        content: bytes | None = marshal.dumps(given)
+    except ValueError:  # not made of builtins only: its canonical JSON alone names it
+        content = None
+    if content is not None:
+        known = _by_content.get((name, content))
+        if known is not None:
+            return known
     try:
         canonical = _CANONICAL.encode(schema)
     except (TypeError, ValueError) as exc:
         raise ToolSchemaError(f"tool {name!r}: parameters are not JSON: {exc}") from None
     except RecursionError:
         raise ToolSchemaError(f"tool {name!r}: parameters nested too deeply") from None
-    return _compiled(name, canonical)
+    validator = _compiled(name, canonical)
+    if content is not None:
+        with _by_content_lock:
+            if len(_by_content) >= _BY_CONTENT:
+                del _by_content[next(iter(_by_content))]
+            _by_content[(name, content)] = validator
+    return validator
+
+
+_BY_CONTENT = 512
+_by_content: dict[tuple[str, bytes], Validator] = {}
+_by_content_lock = threading.Lock()
 
 
 class SchemaProblem(NamedTuple):

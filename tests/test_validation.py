@@ -827,3 +827,36 @@ def test_remembered_verdicts_stay_bounded() -> None:
     long_text = json.dumps({"v": "x" * _validate.VERDICT_TEXT})
     assert checked(schema, long_text).ready
     assert all(text != long_text for _, text in _validate._verdicts)
+
+
+def test_a_schema_changed_in_place_is_read_afresh_by_the_next_assembler() -> None:
+    """Compiled validators are shared by schema content, never by the object: a tool whose
+    schema dict was changed since an assembler used it is checked against what it says now."""
+    schema = holding({"type": "integer"})
+    tool = Tool("t", schema)
+    text = '{"v": "3"}'
+    assert complete(text, name="t", tools=[tool]).reason is Reason.SCHEMA_VIOLATION
+    schema["properties"]["v"] = {"type": "string"}
+    assert complete(text, name="t", tools=[tool]).ready
+    schema["required"] = ["w"]
+    assert complete(text, name="t", tools=[tool]).reason is Reason.SCHEMA_VIOLATION
+
+
+class _Name(str):
+    """A str subclass, as a schema built by a library may hold."""
+
+
+def test_a_schema_holding_subclasses_of_builtins_is_compiled_and_applied() -> None:
+    """A schema whose strings are a subclass of str is read through its JSON as any other,
+    every time."""
+    schema = {"type": "object", "properties": {_Name("v"): {"type": _Name("integer")}}}
+    for _ in range(2):
+        assert checked(schema, '{"v": 3}').ready
+        assert checked(schema, '{"v": "3"}').reason is Reason.SCHEMA_VIOLATION
+
+
+def test_compiled_validators_shared_by_content_stay_bounded() -> None:
+    """However many distinct schemas are given, at most _BY_CONTENT are kept by content."""
+    for number in range(_validate._BY_CONTENT + 20):
+        assert checked(holding({"type": "integer", "minimum": number}), '{"v": 100000}').ready
+    assert len(_validate._by_content) == _validate._BY_CONTENT
