@@ -143,8 +143,7 @@ class SSEDecoder:
 
     def _lines(self, lines: list[str], events: list[ServerSentEvent]) -> None:
         # Every line of every stream passes here: the event being built is held in locals, and
-        # the two lines nearly every event is made of (``data: …``, ``event: …``) are read
-        # without a call.
+        # data lines are appended and events dispatched without a call.
         limit = self.max_line_length
         data = self._data
         size = self._data_len
@@ -163,9 +162,6 @@ class SSEDecoder:
                     raise self._line_too_long(len(line))
                 if line[:6] == "data: ":  # the common case, kept off the general path
                     value = line[6:]
-                elif line[:7] == "event: ":  # the next most common, kept off it too
-                    self._event = line[7:]
-                    continue
                 else:
                     found = self._field(line)
                     if found is None:
