@@ -142,52 +142,31 @@ class SSEDecoder:
         return events
 
     def _lines(self, lines: list[str], events: list[ServerSentEvent]) -> None:
-        # Every line of every stream passes here: the event being built is held in locals, and
-        # data lines are appended and events dispatched without a call.
         limit = self.max_line_length
-        data = self._data
-        size = self._data_len
-        try:
-            for line in lines:
-                if not line:
-                    if data:  # dispatch: the data lines joined with LF
-                        value = data[0] if len(data) == 1 else "\n".join(data)
-                        event = self._event or "message"
-                        events.append(ServerSentEvent(value, event, self._last_id, self.retry))
-                        data.clear()
-                        size = 0
-                    self._event = ""
-                    continue
-                if len(line) > limit:
-                    raise self._line_too_long(len(line))
-                if line[:6] == "data: ":  # the common case, kept off the general path
-                    value = line[6:]
+        for line in lines:
+            if not line:
+                if self._data:
+                    events.append(self._dispatch())
                 else:
-                    found = self._field(line)
-                    if found is None:
-                        continue
-                    value = found
-                # The size of the data as dispatched: the lines joined with LF.
-                size += len(value) + 1 if data else len(value)
-                data.append(value)
-                if size > self.max_event_size:
-                    raise SSELimitError(
-                        f"SSE event data passed {self.max_event_size} characters", self.bytes_seen
-                    )
-        finally:
-            self._data_len = size
+                    self._event = ""
+                continue
+            if len(line) > limit:
+                raise self._line_too_long(len(line))
+            if line[:6] == "data: ":  # the common case, kept off the general path
+                self._append_data(line[6:])
+            else:
+                self._field(line)
 
-    def _field(self, line: str) -> str | None:
-        """Read a line that is not ``data: …``: the value if it is a data line after all."""
+    def _field(self, line: str) -> None:
         if line[0] == ":":
             self.comments += 1
-            return None
+            return
         name, colon, value = line.partition(":")
         if colon and value[:1] == " ":
             value = value[1:]
         if name == "data":
-            return value
-        if name == "event":
+            self._append_data(value)
+        elif name == "event":
             self._event = value
         elif name == "id":
             if "\0" not in value:
@@ -195,7 +174,23 @@ class SSEDecoder:
         elif name == "retry":
             if value.isascii() and value.isdigit():
                 self.retry = int(value)
-        return None
+
+    def _append_data(self, value: str) -> None:
+        # The size of the data as dispatched: the lines joined with LF.
+        self._data_len += len(value) + 1 if self._data else len(value)
+        self._data.append(value)
+        if self._data_len > self.max_event_size:
+            raise SSELimitError(
+                f"SSE event data passed {self.max_event_size} characters", self.bytes_seen
+            )
+
+    def _dispatch(self) -> ServerSentEvent:
+        data = self._data[0] if len(self._data) == 1 else "\n".join(self._data)
+        event = ServerSentEvent(data, self._event or "message", self._last_id, self.retry)
+        self._data.clear()
+        self._data_len = 0
+        self._event = ""
+        return event
 
     def _line_too_long(self, length: int) -> SSELimitError:
         return SSELimitError(
