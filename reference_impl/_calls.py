@@ -33,8 +33,8 @@ from ._validate import (
     ArgumentsError,
     closing_brackets,
     parse_arguments,
+    remembered_problem,
     repeated_unit,
-    schema_problem,
     validator_for,
 )
 
@@ -254,7 +254,7 @@ class CallBook:
         if self._validators is not None:
             validator = self._validators.get(slot.name)
             if validator is not None:
-                problem = schema_problem(validator, value)
+                problem = remembered_problem(validator, slot.text, value)
                 if problem is not None:
                     self.reject(slot, problem.reason, problem.detail)
                     return

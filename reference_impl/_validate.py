@@ -9,7 +9,9 @@ limit would change it for the whole host application), and schema evaluation is 
 from __future__ import annotations
 
 import json
+import marshal
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -29,6 +31,7 @@ __all__ = [
     "outside_strings",
     "parse_arguments",
     "parse_int",
+    "remembered_problem",
     "repeated_unit",
     "schema_problem",
     "validator_for",
@@ -170,6 +173,10 @@ def outside_strings(text: str) -> Iterator[tuple[int, str | None]]:
         yield len(text), None
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True)
+"""``json.dumps(schema, sort_keys=True)``, without making an encoder per call."""
+
+
 @lru_cache(maxsize=512)
 def _compiled(name: str, schema_json: str) -> Validator:
     return compile_schema(name, json.loads(schema_json))
@@ -184,13 +191,36 @@ def validator_for(name: str, schema: Mapping[str, Any] | None) -> Validator | No
     """
     if schema is None:
         return None
+    # A schema is read afresh each time: one changed in place since is seen as it is now. Its
+    # marshal bytes name its content exactly (marshal takes only the builtin types themselves,
+    # and equal bytes load as equal values) for a fraction of what its canonical JSON costs.
+    given: Any = schema  # any object at all: marshal refuses what it cannot take
     try:
-        canonical = json.dumps(schema, sort_keys=True)
+        content: bytes | None = marshal.dumps(given)
+    except ValueError:  # not made of builtins only: its canonical JSON alone names it
+        content = None
+    if content is not None:
+        known = _by_content.get((name, content))
+        if known is not None:
+            return known
+    try:
+        canonical = _CANONICAL.encode(schema)
     except (TypeError, ValueError) as exc:
         raise ToolSchemaError(f"tool {name!r}: parameters are not JSON: {exc}") from None
     except RecursionError:
         raise ToolSchemaError(f"tool {name!r}: parameters nested too deeply") from None
-    return _compiled(name, canonical)
+    validator = _compiled(name, canonical)
+    if content is not None:
+        with _by_content_lock:
+            if len(_by_content) >= _BY_CONTENT:
+                del _by_content[next(iter(_by_content))]
+            _by_content[(name, content)] = validator
+    return validator
+
+
+_BY_CONTENT = 512
+_by_content: dict[tuple[str, bytes], Validator] = {}
+_by_content_lock = threading.Lock()
 
 
 class SchemaProblem(NamedTuple):
@@ -227,6 +257,36 @@ def schema_problem(validator: Validator, value: Any) -> SchemaProblem | None:
     path = "".join(f"[{p}]" if isinstance(p, int) else f".{_clip(p)}" for p in error.absolute_path)
     return SchemaProblem(Reason.SCHEMA_VIOLATION, "at $" + path + f": {error.message}")
 
+
+def remembered_problem(validator: Validator, text: str, value: Any) -> SchemaProblem | None:
+    """``schema_problem(validator, value)``, where ``value`` is what the argument text ``text``
+    became (parsed, or repaired when the assembler was asked to: either way a function of the
+    text alone), remembered for the texts of up to ``VERDICT_TEXT`` characters last checked.
+
+    The verdict is a pure function of the schema and the text, and a stream assembled again
+    (another response with the same call, the same bytes split otherwise) checks the same text
+    again; a schema check costs far more than a look-up. At most ``VERDICTS`` verdicts are kept,
+    oldest dropped first, so memory stays bounded however many calls are checked.
+    """
+    if len(text) > VERDICT_TEXT:
+        return schema_problem(validator, value)
+    # The entry holds the validator, so its id names no other object while the entry lives.
+    key = (id(validator), text)
+    known = _verdicts.get(key)
+    if known is not None:
+        return known[1]
+    problem = schema_problem(validator, value)
+    with _verdicts_lock:
+        if len(_verdicts) >= VERDICTS:
+            del _verdicts[next(iter(_verdicts))]
+        _verdicts[key] = (validator, problem)
+    return problem
+
+
+VERDICTS = 1024
+VERDICT_TEXT = 2048
+_verdicts: dict[tuple[int, str], tuple[Validator, SchemaProblem | None]] = {}
+_verdicts_lock = threading.Lock()
 
 STEPS_PER_VALUE = 32
 STEPS_MIN = 20_000

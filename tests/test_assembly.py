@@ -6,11 +6,13 @@ time, every two-way split) through ``assemble_every_way``, so no test depends on
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from callstream.reference import Assembler, CallPreview, CallResult, Reason, Status
+from callstream.reference.dialects._payloads import DECODER
 from tests.helpers import (
     args,
     assemble,
@@ -460,3 +462,47 @@ def test_surrogate_halves_meet_across_hundreds_of_fragments() -> None:
     (result,) = results
     assert result.ready
     assert result.arguments == {"city": "😀" * 127}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        '{"a": 1}',
+        '{"a": 1} ',
+        ' {"a": 1}',
+        '{"a": 1}\n{"a": 2}',
+        "{} {}",
+        "{}x",
+        '{"a": ',
+        '{"a": NaN}',
+        "[1, 2]",
+        '"[DONE]"',
+        "{" * 100_000,
+    ],
+    ids=[
+        "object",
+        "space-after",
+        "space-before",
+        "two-objects",
+        "two-on-a-line",
+        "garbage-after",
+        "cut",
+        "nan",
+        "array",
+        "string",
+        "too-deep",
+    ],
+)
+def test_event_payloads_are_decoded_exactly_as_json_decodes_them(data: str) -> None:
+    """The dialects' payload decoder reads every document as ``json.JSONDecoder`` does: the
+    same value, or the same error at the same place."""
+
+    def outcome(decode: Any) -> Any:
+        try:
+            return ("value", decode(data))
+        except json.JSONDecodeError as exc:
+            return ("error", exc.msg, exc.pos)
+        except RecursionError:
+            return ("too deep",)
+
+    assert outcome(DECODER.decode) == outcome(json.JSONDecoder().decode)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
@@ -567,6 +568,32 @@ def test_an_observation_keeps_every_value_exactly(value: Any) -> None:
         assert observed.arguments == value
     if isinstance(value, str):
         assert len(observed.arguments_text) == len(value)
+
+
+class _Loud(str):
+    def __str__(self) -> str:
+        return "not what was sent"
+
+
+def test_an_observation_keeps_subclassed_values_as_plain_builtins() -> None:
+    """A value of a subclass of a builtin (an enum member, a str whose ``str()`` says something
+    else, ``True`` as a bool) is recorded as the plain builtin with the same value; a mapping
+    with a key that is not a string, or an object that is not JSON, is kept as its repr."""
+
+    class Level(IntEnum):
+        HIGH = 3
+
+    arguments = {"level": Level.HIGH, "name": _Loud("Paris"), "on": True, "bad": {1: "one"}}
+    observed = Observed.from_result(_ready(arguments=arguments, id=_Loud("call_1")))
+    assert observed.arguments == {
+        "level": 3,
+        "name": "Paris",
+        "on": True,
+        "bad": "<not JSON: {1: 'one'}>",
+    }
+    assert [type(value) for value in observed.arguments.values()] == [int, str, bool, str]
+    assert (observed.id, type(observed.id)) == ("call_1", str)
+    assert Observed.from_result(_ready(arguments=object())).arguments.startswith("<not JSON: ")
 
 
 def test_request_tools_of_both_kinds_are_read_with_their_formats() -> None:

@@ -23,7 +23,7 @@ from callstream.errors import HarnessError, UsageError
 from callstream.implementations import DEFAULT
 from callstream.reference import Tool
 from callstream.reports import rerun_command
-from callstream.runner.cases import expand, select_scenarios
+from callstream.runner.cases import costliest_first, expand, select_scenarios
 from callstream.runner.execution import run
 from callstream.runner.progress import make_progress
 from callstream.runner.summary import RunSummary, format_summary, rerun_words
@@ -300,6 +300,41 @@ def test_cases_expand_scenario_by_declared_profile_by_splitting() -> None:
         (2, "oc-b[strict-whole]"),
         (3, "oc-b[strict-bytes]"),
     ]
+
+
+def test_workers_are_handed_the_costliest_cases_first() -> None:
+    """``pairs`` of the longest stream first (one stream per byte), then the rest by cost; equal
+    costs keep case order. The report keeps case order whatever order the cases ran in."""
+    long_call = CallPlan(
+        "get_weather",
+        '{"city": "Llanfairpwllgwyngyll"}',
+        ('{"city": "L', 'lanfairpwllgwyngyll"}'),
+        id="call_1",
+    )
+    splittings = (Splitting("whole"), Splitting("bytes"), Splitting("pairs"))
+    short = scenario("oc-short", splittings=splittings)
+    long = dataclasses.replace(
+        scenario("oc-long", splittings=splittings),
+        spec=StreamSpec(tools=(WEATHER,), calls=(long_call,)),
+    )
+    twin = scenario("oc-twin", splittings=splittings)
+    cases = expand([short, long, twin], Declaration())
+    assert [case.name for case in costliest_first(cases)] == [
+        "oc-long[lenient-pairs]",
+        "oc-short[lenient-pairs]",
+        "oc-twin[lenient-pairs]",
+        "oc-long[lenient-bytes]",
+        "oc-short[lenient-bytes]",
+        "oc-twin[lenient-bytes]",
+        "oc-long[lenient-whole]",
+        "oc-short[lenient-whole]",
+        "oc-twin[lenient-whole]",
+    ]
+    _, report = run_on(DEFAULT, [short, long, twin])
+    assert [(r.scenario, r.splitting) for r in report.results] == [
+        (case.scenario.id, case.splitting.label) for case in cases
+    ]
+    assert {r.outcome for r in report.results} == {"passed"}
 
 
 def test_on_a_terminal_progress_is_a_bar_that_ends_full() -> None:

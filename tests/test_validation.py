@@ -25,6 +25,7 @@ from callstream.reference import (
     Status,
     Tool,
     ToolSchemaError,
+    _validate,
 )
 from tests.helpers import (
     TOOLS,
@@ -800,3 +801,62 @@ def test_a_schema_whose_work_multiplies_is_rejected_too_large() -> None:
     assert (deep.detail or "").startswith("at $: not validated: the schema took more than")
     assert checked(schema, '{"v": [[], [[]]]}').ready
     assert checked(schema, '{"v": [1]}').reason is Reason.SCHEMA_VIOLATION
+
+
+# -- remembered verdicts ------------------------------------------------------------------------
+
+
+def test_a_remembered_verdict_belongs_to_its_schema_and_its_text() -> None:
+    """The same argument text checked again gets the same verdict, and the same text under
+    another schema of the same tool name gets that schema's own verdict."""
+    text = '{"v": 3}'
+    assert checked(holding({"type": "integer"}), text).ready
+    assert checked(holding({"type": "integer"}), text).ready
+    assert checked(holding({"type": "string"}), text).reason is Reason.SCHEMA_VIOLATION
+    assert checked(holding({"type": "integer"}), '{"v": "3"}').reason is Reason.SCHEMA_VIOLATION
+    assert checked(holding({"type": "integer"}), text).ready
+
+
+def test_remembered_verdicts_stay_bounded() -> None:
+    """However many distinct calls are checked, at most VERDICTS verdicts are kept, and none
+    on a text longer than VERDICT_TEXT: memory stays flat."""
+    schema = holding({"type": "string"})
+    for number in range(_validate.VERDICTS + 50):
+        assert checked(schema, json.dumps({"v": str(number)})).ready
+    assert len(_validate._verdicts) == _validate.VERDICTS
+    long_text = json.dumps({"v": "x" * _validate.VERDICT_TEXT})
+    assert checked(schema, long_text).ready
+    assert all(text != long_text for _, text in _validate._verdicts)
+
+
+def test_a_schema_changed_in_place_is_read_afresh_by_the_next_assembler() -> None:
+    """Compiled validators are shared by schema content, never by the object: a tool whose
+    schema dict was changed since an assembler used it is checked against what it says now."""
+    schema = holding({"type": "integer"})
+    tool = Tool("t", schema)
+    text = '{"v": "3"}'
+    assert complete(text, name="t", tools=[tool]).reason is Reason.SCHEMA_VIOLATION
+    schema["properties"]["v"] = {"type": "string"}
+    assert complete(text, name="t", tools=[tool]).ready
+    schema["required"] = ["w"]
+    assert complete(text, name="t", tools=[tool]).reason is Reason.SCHEMA_VIOLATION
+
+
+class _Name(str):
+    """A str subclass, as a schema built by a library may hold."""
+
+
+def test_a_schema_holding_subclasses_of_builtins_is_compiled_and_applied() -> None:
+    """A schema whose strings are a subclass of str is read through its JSON as any other,
+    every time."""
+    schema = {"type": "object", "properties": {_Name("v"): {"type": _Name("integer")}}}
+    for _ in range(2):
+        assert checked(schema, '{"v": 3}').ready
+        assert checked(schema, '{"v": "3"}').reason is Reason.SCHEMA_VIOLATION
+
+
+def test_compiled_validators_shared_by_content_stay_bounded() -> None:
+    """However many distinct schemas are given, at most _BY_CONTENT are kept by content."""
+    for number in range(_validate._BY_CONTENT + 20):
+        assert checked(holding({"type": "integer", "minimum": number}), '{"v": 100000}').ready
+    assert len(_validate._by_content) == _validate._BY_CONTENT

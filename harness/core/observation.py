@@ -48,7 +48,7 @@ class Observed:
         """
         if isinstance(result, Mapping):
             values = [result.get(name) for name in _FIELDS]
-        elif all(hasattr(result, name) for name in ("status", "arguments_text")):
+        elif hasattr(result, "status") and hasattr(result, "arguments_text"):
             values = [getattr(result, name, None) for name in _FIELDS]
         else:
             got = "None" if result is None else type(result).__name__
@@ -60,7 +60,7 @@ class Observed:
         for position in (6, 7):
             if values[position] is not None:
                 values[position] = str(getattr(values[position], "value", values[position]))
-        return cls(*(_plain(value) for value in values))
+        return cls(*map(_plain, values))
 
     @property
     def key(self) -> tuple[Any, Any]:
@@ -146,12 +146,20 @@ def _plain(value: Any, depth: int = 0) -> Any:
     (two lone surrogate halves stay two, never one character), numbers keep their value and
     type (a huge integer, ``nan``), mappings keep their key order. What is not JSON-shaped is
     kept as its ``repr``, so no check or report can trip over an implementation's objects."""
-    if value is None or isinstance(value, str | bool | int | float):
+    if value is None or type(value) in _BUILTIN_SCALARS:  # most values: already plain
+        return value
+    if isinstance(value, _BUILTIN_SCALARS):
         return _exact_scalar(value)
     if depth < _DEPTH:
-        if isinstance(value, Mapping) and all(isinstance(key, str) for key in value):
-            return {str(key): _plain(item, depth + 1) for key, item in value.items()}
-        if isinstance(value, list | tuple):
+        if isinstance(value, Mapping):
+            members = {}
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    break
+                members[str(key)] = _plain(item, depth + 1)
+            else:
+                return members
+        elif isinstance(value, list | tuple):
             return [_plain(item, depth + 1) for item in value]
     try:
         return f"<not JSON: {value!r:.200}>"
@@ -159,11 +167,13 @@ def _plain(value: Any, depth: int = 0) -> Any:
         return f"<not JSON: {type(value).__name__}>"
 
 
+_BUILTIN_SCALARS = (str, int, bool, float)
+
+
 def _exact_scalar(value: Any) -> Any:
-    """A scalar as its plain builtin type (an ``int`` or ``str`` subclass such as an enum
-    member becomes the plain value, with the same code points or digits)."""
-    if value is None or type(value) in (str, bool, int, float):
-        return value
+    """A scalar of a subclass of a builtin as its plain builtin type (an ``int`` or ``str``
+    subclass such as an enum member becomes the plain value, with the same code points or
+    digits)."""
     if isinstance(value, bool):
         return bool(value)
     if isinstance(value, int):

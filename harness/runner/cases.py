@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from ..core.case import CaseResult, Outcome, splittings_of
 from ..core.declaration import Applicability, Declaration
 from ..core.judgement import Failure
+from ..core.rendering import render
 from ..core.spec import Scenario, Splitting
-from ..errors import UsageError
+from ..errors import PlanError, UsageError
 
-__all__ = ["Case", "expand", "select_scenarios", "verdict"]
+__all__ = ["Case", "costliest_first", "expand", "select_scenarios", "verdict"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,36 @@ def expand(scenarios: Sequence[Scenario], declaration: Declaration) -> list[Case
             for n, splitting in enumerate(splittings_of(scenario))
         ]
     return cases
+
+
+def costliest_first(cases: Sequence[Case]) -> list[Case]:
+    """``cases`` in the order to hand them to workers: the costliest first, ties in case order.
+
+    Longest processing time first: the big cases start while every worker is busy and the run
+    ends on small ones, so no worker idles at the end while another finishes a big case. A
+    case's cost is estimated from its stream's length ``n``: ``pairs`` runs a stream of ``n``
+    bytes ``n - 1`` times, ``bytes`` makes ``n`` calls, any other splitting a few. A stream
+    that does not render costs nothing here (its case errors at once in its worker).
+    """
+    lengths: dict[int, int] = {}
+
+    def cost(case: Case) -> int:
+        scenario = case.scenario
+        if id(scenario) not in lengths:
+            try:
+                lengths[id(scenario)] = len(render(scenario.spec).data)
+            except (PlanError, UsageError):
+                lengths[id(scenario)] = 0
+        size = lengths[id(scenario)]
+        kind = case.splitting.kind
+        return size * size if kind == "pairs" else size * _CALL_COST if kind == "bytes" else size
+
+    return sorted(cases, key=lambda case: -cost(case))
+
+
+_CALL_COST = 30
+"""What one ``feed()`` of one byte costs, in bytes of a stream fed whole (reference: ~3 µs
+against ~0.1 µs a byte)."""
 
 
 def select_scenarios(scenarios: Sequence[Scenario], expression: str) -> list[Scenario]:

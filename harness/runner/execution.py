@@ -36,12 +36,12 @@ from ..core.spec import Scenario
 from ..corpus.scenario import corpus_paths, load_scenarios
 from ..errors import INTERRUPTED, UsageError
 from ..reports import ReportWriter, new_run_folder
-from .cases import Case, expand, select_scenarios, verdict
+from .cases import Case, costliest_first, expand, select_scenarios, verdict
 from .ledger import Ledger, ReportSink
 from .progress import Progress, Silent, make_progress
 from .shard import Shard
 from .summary import RunSummary, format_summary, rerun_words
-from .workers import run_cases
+from .workers import run_cases, start_early
 
 __all__ = ["default_timeout", "run", "run_command"]
 
@@ -91,6 +91,9 @@ def run(
                 shown.advance(result)
                 ledger.add(case.number, result)
         runnable = [case for case in cases if case.skipped is None]
+        if max_fail is None:
+            # With max_fail, cases run in order, so that the run stops soon after a failure.
+            runnable = costliest_first(runnable)
         with contextlib.closing(
             run_cases(runnable, implementation.connectable, jobs, timeout)
         ) as verdicts:
@@ -145,6 +148,7 @@ def run_command(
     given_timeout = timeout
     if timeout is None:
         timeout = default_timeout(impl)
+    start_early()
     loaded = load_scenarios(corpus_paths(paths, scenarios))
     if loaded.refuse(stderr):
         return UsageError.exit_code

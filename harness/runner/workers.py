@@ -20,6 +20,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Generator, Sequence
+from multiprocessing import forkserver
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -31,11 +32,19 @@ from ..core.judgement import Failure
 from ..errors import HarnessError
 from .cases import Case, verdict
 
-__all__ = ["run_cases"]
+__all__ = ["run_cases", "start_early"]
 
 _STARTUP_TIMEOUT = 120.0
 """Seconds a fresh worker may take to import and load the implementation (litellm alone takes
 ten on a busy two-core machine; a worker that takes longer is a harness error)."""
+
+
+def start_early() -> None:
+    """Start the process that workers are forked from now, so that it imports callstream while
+    the caller does other work (loading the scenarios takes seconds), and the first worker
+    starts at once. Where workers are spawned there is no such process: nothing to do."""
+    if worker_context(__name__).get_start_method() == "forkserver":
+        forkserver.ensure_running()
 
 
 def run_cases(

@@ -11,7 +11,19 @@ from .._model import Reason
 
 __all__ = ["DECODER", "clip", "describe_error", "not_json", "too_deep"]
 
-DECODER = json.JSONDecoder()
+
+class _Decoder(json.JSONDecoder):
+    def decode(self, s: str, *args: Any) -> Any:
+        """As ``json.JSONDecoder.decode``; a document that is one object with nothing around it
+        (nearly every event) is read without the two whitespace scans around it."""
+        if s[:1] == "{":
+            value, end = self.raw_decode(s)
+            if end == len(s):
+                return value
+        return super().decode(s, *args)
+
+
+DECODER = _Decoder()
 
 
 def too_deep(event: int) -> StreamFailure:
