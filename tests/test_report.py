@@ -671,6 +671,29 @@ def test_a_broken_report_names_the_line(run: Path, damage: Any, line: int, says:
     assert says in str(caught.value)
 
 
+def test_a_writer_renders_the_same_files_as_a_fresh_read(run: Path) -> None:
+    """A run's writer renders from the lines it has just checked and written, without checking
+    them again; the files are byte for byte those ``render_reports`` makes from the file."""
+    names = ("junit.xml", "summary.md", "report.html", "badge.json")
+    written = {name: (run / name).read_bytes() for name in names}
+    render_reports(run)
+    assert {name: (run / name).read_bytes() for name in names} == written
+
+
+def test_an_unvalidated_read_still_checks_order_and_counts(run: Path) -> None:
+    """``validate=False`` leaves out the schema, not the structure: a field the schema refuses
+    is read, a footer whose counts disagree is not."""
+    path = run / "report.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join([*lines[:1], _set(lines, 2, {"elapsed": "slow"}), *lines[2:]]) + "\n")
+    with pytest.raises(UsageError, match=r"report\.jsonl:2: "):
+        load_report(path)
+    assert load_report(path, validate=False).results[0]["elapsed"] == "slow"
+    path.write_text("\n".join([lines[0], *lines[2:]]) + "\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="do not match"):
+        load_report(path, validate=False)
+
+
 def test_an_empty_or_missing_report_is_a_usage_error(tmp_path: Path) -> None:
     """No file, or an empty one, is refused with a message saying so."""
     with pytest.raises(UsageError, match="cannot read the report"):
