@@ -20,7 +20,7 @@ from callstream.core.rendering import render
 from callstream.core.spec import CallPlan, Splitting, StreamSpec
 from callstream.corpus.regressions import write_regression
 from callstream.corpus.scenario import load_scenarios
-from callstream.fuzz import database_for, fuzz, minimise, settings_for
+from callstream.fuzz import FuzzResult, database_for, describe, fuzz, minimise, settings_for
 from callstream.reference import Limits, Tool
 from callstream.reports import load_report
 
@@ -267,3 +267,18 @@ def test_minimise_keeps_only_the_offsets_the_smaller_stream_reaches(tmp_path: Pa
     assert smaller.splittings == (Splitting("offsets", offsets=(7,)),)
     saved = write_regression(replace(smaller, id="fuzz-00000000"), tmp_path)
     assert load_scenarios([saved]).scenarios[0].splittings == smaller.splittings
+
+
+def test_a_find_names_the_limits_its_stream_runs_under() -> None:
+    """ "must be rejected too_large" of a two-byte call reads as nonsense unless the find says
+    that its stream runs under ``max_argument_bytes=1``: the summary names every limit that is
+    not at its default, and none when all are."""
+    tool = Tool("get_weather", {"type": "object"})
+    plan = CallPlan(name="get_weather", id="call_0", arguments="{}", fragments=("{}",))
+    spec = StreamSpec(tools=(tool,), calls=(plan,), limits=Limits(max_argument_bytes=1))
+    scenario = strategies.scenario_for(spec)
+    case = run_case(scenario, "strict", Splitting("whole"), callstream.reference.Assembler)
+    found = describe(FuzzResult(examples=1, elapsed=1.0, found=case, scenario=scenario))
+    assert "  under limits max_argument_bytes=1 (the others at their defaults)" in found
+    plain = strategies.scenario_for(replace(spec, limits=Limits()))
+    assert "under limits" not in describe(FuzzResult(found=case, scenario=plain))

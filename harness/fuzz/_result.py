@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from callstream.reference import Limits
 
 from ..core.case import CaseResult
 from ..core.declaration import Implementation
@@ -83,6 +86,8 @@ def describe(result: FuzzResult) -> str:
         after = "" if result.found_after is None else f" after {result.found_after} examples"
         lines.append(f"FOUND {name} [{case.profile}-{case.splitting}]{after}, then shrunk")
         lines += [f"  {f.check} ({f.pointer}): {f.message}" for f in case.failures]
+        if result.scenario is not None and (limits := _limits_set(result.scenario)):
+            lines.append(f"  under limits {limits} (the others at their defaults)")
         if case.repro:
             lines += ["repro:", case.repro]
         if result.regression is not None:
@@ -91,3 +96,14 @@ def describe(result: FuzzResult) -> str:
     if result.report is not None:
         lines.append(f"report: {result.report}")
     return "\n".join(lines)
+
+
+def _limits_set(scenario: Scenario) -> str:
+    """The limits of the scenario's stream that differ from ``Limits()``'s, as ``name=value``
+    (a find such as "must be rejected too_large" reads oddly without them)."""
+    limits, defaults = scenario.spec.limits, Limits()
+    return ", ".join(
+        f"{field.name}={getattr(limits, field.name)}"
+        for field in dataclasses.fields(limits)
+        if getattr(limits, field.name) != getattr(defaults, field.name)
+    )
