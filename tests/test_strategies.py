@@ -328,6 +328,19 @@ def test_knobs_drawn_together_come_as_often_as_each_says() -> None:
     assert 0.4 * (1 - 0.7 * 0.8 * 0.95) - 0.015 < on < 0.4 * (1 - 0.7 * 0.8 * 0.95) + 0.015
 
 
+def test_named_knobs_come_as_the_fields_of_one_value() -> None:
+    """``names`` gives each knob's value its field name, drawn exactly as ``draw`` draws it;
+    a name too many or too few is refused when the table is built."""
+    named = knobs(flag(30), one_in("plain", ("odd",), 20), names="loud style")
+    first, second = random.Random(3), random.Random(3)
+    for _ in range(200):
+        values = named.draw(lambda _: first.randrange(256))
+        fields = named.fields(lambda _: second.randrange(256))
+        assert fields == {"loud": values[0], "style": values[1]}
+    with pytest.raises(ValueError, match="1 names for 2 knobs"):
+        knobs(flag(30), flag(5), names="loud")
+
+
 def test_a_stream_shrinks_to_ordinary_noise_ending_and_transport() -> None:
     """Every folded knob shrinks to its ordinary value: the simplest stream drawn has the
     default noise, ending and transport, one call, sequential, in one choice."""

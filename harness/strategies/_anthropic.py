@@ -129,24 +129,13 @@ _TRANSPORTS = knobs(
     flag(20),  # a bare event line
     flag(20),  # trailing spaces
     percent=30,
+    names="newline space bom multiline unnamed empty_data bare_event trailing_space",
 )
 """Every transport knob in one choice, seven streams in ten plain LF."""
 
 
 def _transports(draw: st.DrawFn) -> Transport:
-    newline, space, bom, multiline, unnamed, empty_data, bare_event, trailing = _TRANSPORTS.draw(
-        draw
-    )
-    transport = Transport(
-        newline=newline,
-        space=space,
-        bom=bom,
-        multiline=multiline,
-        unnamed=unnamed,
-        empty_data=empty_data,
-        bare_event=bare_event,
-        trailing_space=trailing,
-    )
+    transport = Transport(**_TRANSPORTS.fields(draw))
     for knob in _TRANSPORT_KNOBS:
         if getattr(transport, knob):
             label_draw(f"transport: {knob}")

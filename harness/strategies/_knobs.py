@@ -116,6 +116,8 @@ class Knobs:
     """Where each combination's share of ``[0, scale)`` ends (cumulative weights)."""
     scale: int
     """A power of 256: the index is drawn a byte at a time, the first byte the highest."""
+    names: tuple[str, ...] = ()
+    """Each knob's name, in order, where the knobs are the fields of one value (``fields``)."""
 
     def draw(self, draw: st.DrawFn) -> tuple[Any, ...]:
         """Each knob's value: an index into the combinations, drawn a byte at a time until
@@ -129,13 +131,22 @@ class Knobs:
             if low + width <= self.ends[found]:
                 return self.outcomes[found]
 
+    def fields(self, draw: st.DrawFn) -> dict[str, Any]:
+        """Each knob's value by its name (``knobs(..., names=...)``), for keyword arguments."""
+        return dict(zip(self.names, self.draw(draw), strict=True))
 
-def knobs(*options: Knob, percent: int = 100) -> Knobs:
+
+def knobs(*options: Knob, percent: int = 100, names: str = "") -> Knobs:
     """Knobs drawn together, in one choice most of the time where a draw per knob takes a
     choice (and a span) each: an index into every combination of their values weighted as
     each knob is on its own. Combinations with fewer unusual values come first, so the choice
     shrinks towards the ordinary values, knob by knob. With ``percent``, every knob is
-    ordinary but about ``percent`` times in a hundred (a gate folded into the same index)."""
+    ordinary but about ``percent`` times in a hundred (a gate folded into the same index).
+    ``names`` names the knobs, in order and apart by spaces (as ``namedtuple``'s field names),
+    for :meth:`Knobs.fields`."""
+    named = tuple(names.split())
+    if named and len(named) != len(options):
+        raise ValueError(f"{len(named)} names for {len(options)} knobs")
     gate = math.gcd(percent, 100)
     on, off = percent // gate, (100 - percent) // gate
     weighted: list[tuple[int, tuple[Any, ...], int]] = []
@@ -152,7 +163,7 @@ def knobs(*options: Knob, percent: int = 100) -> Knobs:
         scale *= 256
     # Every combination keeps a share of at least one: the scale is at least the total.
     ends = tuple(end * scale // total for end in itertools.accumulate(w for _, _, w in weighted))
-    return Knobs(tuple(v for _, v, _ in weighted), ends, scale)
+    return Knobs(tuple(v for _, v, _ in weighted), ends, scale, named)
 
 
 def flag(percent: int) -> Knob:

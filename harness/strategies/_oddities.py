@@ -19,6 +19,9 @@ from typing import cast
 
 from hypothesis import strategies as st
 
+from ..core.dialects.anthropic_messages import events as anthropic_messages
+from ..core.dialects.openai_chat import events as openai_chat
+from ..core.dialects.openai_responses import events as openai_responses
 from ..core.spec import Oddity, StreamSpec
 from ._knobs import label_draw, pick, rarely
 from ._predictable import predictable
@@ -71,37 +74,17 @@ _PLANS: dict[str, Callable[[StreamSpec], StreamSpec]] = {
     "error_text": _error_text,
 }
 _ODDITIES: dict[str, tuple[str, ...]] = {
-    "openai-chat": (
-        "after_done",
-        "delta_missing",
-        "text_with_call",
-        "null_fields",
-        "error_text",
-        "shared id",
-        "no calls",
-    ),
+    "openai-chat": (*openai_chat.ODDITIES, "shared id", "no calls"),
     "anthropic-messages": (
-        "unknown_event",
-        "unknown_delta",
-        "stray_delta",
-        "after_stop",
-        "event_mismatch",
-        "done_line",
-        "error_text",
+        *anthropic_messages.ODDITIES,
         "other stop reason",
         "no tools",
         "no calls",
     ),
-    "openai-responses": (
-        "event_mismatch",
-        "done_line",
-        "no_created",
-        "sequence_gap",
-        "no tools",
-        "no calls",
-    ),
+    "openai-responses": (*openai_responses.ODDITIES, "no tools", "no calls"),
 }
-"""What each dialect's streams may show, by the name ``hypothesis.event`` labels it with."""
+"""What each dialect's streams may show, by the name ``hypothesis.event`` labels it with: what
+its renderer sends (each dialect's ``events.ODDITIES``), then the plans above."""
 
 _ODD = {dialect: rarely(PERCENT * len(names)) for dialect, names in _ODDITIES.items()}
 """Whether a stream of the dialect shows an oddity: one draw, shrinking to none."""

@@ -157,24 +157,13 @@ _TRANSPORTS = knobs(
     flag(20),  # a bare event line
     flag(35),  # trailing spaces
     percent=30,
+    names="newline space bom event_lines multiline empty_data bare_event trailing_space",
 )
 """Every transport knob in one choice, seven streams in ten plain LF."""
 
 
 def _transports(draw: st.DrawFn) -> Transport:
-    newline, space, bom, event_lines, multiline, empty_data, bare_event, trailing = (
-        _TRANSPORTS.draw(draw)
-    )
-    transport = Transport(
-        newline=newline,
-        space=space,
-        bom=bom,
-        event_lines=event_lines,
-        multiline=multiline,
-        empty_data=empty_data,
-        bare_event=bare_event,
-        trailing_space=trailing,
-    )
+    transport = Transport(**_TRANSPORTS.fields(draw))
     if transport == Transport():
         return transport
     label_draw(f"transport: newline {transport.newline}")

@@ -119,18 +119,17 @@ def plan_events(spec: StreamSpec) -> Iterator[Event]:
     return iter(odd_events(spec, events) if spec.oddity is not None else events)
 
 
-ODDITIES = frozenset(
-    {
-        "unknown_event",
-        "unknown_delta",
-        "stray_delta",
-        "after_stop",
-        "event_mismatch",
-        "done_line",
-        "error_text",
-    }
+ODDITIES = (
+    "unknown_event",
+    "unknown_delta",
+    "stray_delta",
+    "after_stop",
+    "event_mismatch",
+    "done_line",
+    "error_text",
 )
-"""The oddities (``StreamSpec.oddity``) an anthropic-messages plan may show."""
+"""The oddities (``StreamSpec.oddity``) an anthropic-messages plan may show, in the order the
+generators draw them (the first is what a drawn one shrinks to)."""
 UNKNOWN_EVENT: Mapping[str, Any] = {"type": "message_annotation", "annotation": "callstream"}
 """The event of a type Anthropic does not document that ``unknown_event`` sends."""
 UNKNOWN_DELTA: Mapping[str, Any] = {"type": "annotation_delta", "annotation": "callstream"}

@@ -72,8 +72,9 @@ def plan_events(spec: StreamSpec) -> Iterator[Event]:
     return iter(odd_events(spec, events) if spec.oddity is not None else events)
 
 
-ODDITIES = frozenset({"after_done", "delta_missing", "text_with_call", "null_fields", "error_text"})
-"""The oddities (``StreamSpec.oddity``) an openai-chat plan may show."""
+ODDITIES = ("after_done", "delta_missing", "text_with_call", "null_fields", "error_text")
+"""The oddities (``StreamSpec.oddity``) an openai-chat plan may show, in the order the
+generators draw them (the first is what a drawn one shrinks to)."""
 _TEXT_WITH_CALL = "Let me check."
 """The text ``text_with_call`` sends beside the first tool call."""
 ERROR_TEXT = "upstream connect error or disconnect/reset before headers"

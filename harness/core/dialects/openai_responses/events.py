@@ -142,8 +142,9 @@ def plan_events(spec: StreamSpec) -> Iterator[Event]:
         yield event
 
 
-ODDITIES = frozenset({"event_mismatch", "done_line", "no_created", "sequence_gap"})
-"""The oddities (``StreamSpec.oddity``) an openai-responses plan may show."""
+ODDITIES = ("event_mismatch", "done_line", "no_created", "sequence_gap")
+"""The oddities (``StreamSpec.oddity``) an openai-responses plan may show, in the order the
+generators draw them (the first is what a drawn one shrinks to)."""
 MISNAMED = "response.in_progress"
 """The ``event:`` name ``event_mismatch`` gives an event of another type."""
 
