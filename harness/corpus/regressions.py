@@ -38,6 +38,7 @@ from .scenario import load_scenarios, scenario_schema
 
 __all__ = [
     "REGRESSIONS",
+    "non_defaults",
     "regression_id",
     "reproduce_command",
     "scenario_to_yaml",
@@ -160,7 +161,7 @@ def _stream(spec: StreamSpec) -> dict[str, Any]:
     out: dict[str, Any] = {"tools": [_tool(tool) for tool in spec.tools]}
     if spec.dialect != DEFAULT_DIALECT:
         out = {"dialect": spec.dialect, **out}
-    if limits := _knobs(spec.limits):
+    if limits := non_defaults(spec.limits):
         out["limits"] = limits
     if spec.choices != 1:
         out["choices"] = spec.choices
@@ -179,7 +180,7 @@ def _stream(spec: StreamSpec) -> dict[str, Any]:
                 encoded[at : at + 76] + "\n" for at in range(0, len(encoded), 76)
             )
     for key in ("noise", "ending", "transport"):
-        if knobs := _knobs(getattr(spec, key)):
+        if knobs := non_defaults(getattr(spec, key)):
             out[key] = knobs
     if spec.oddity is not None:
         out["oddity"] = spec.oddity
@@ -202,7 +203,7 @@ def _call(call: CallPlan) -> dict[str, Any]:
     return {
         **{key: getattr(call, key) for key in head},
         "fragments": list(call.fragments),
-        **_knobs(call, skip=(*head, "fragments")),
+        **non_defaults(call, skip=(*head, "fragments")),
     }
 
 
@@ -215,13 +216,13 @@ def _expected(expected: Expected) -> dict[str, Any]:
 
 def _expected_call(call: ExpectedCall) -> dict[str, Any]:
     # ``check_arguments`` is not written: the loader sets it when ``arguments`` is given.
-    out = _knobs(call, skip=("arguments", "check_arguments"))
+    out = non_defaults(call, skip=("arguments", "check_arguments"))
     if call.check_arguments:
         out["arguments"] = _plain(call.arguments)
     return out
 
 
-def _knobs(value: Any, skip: Sequence[str] = ()) -> dict[str, Any]:
+def non_defaults(value: Any, skip: Sequence[str] = ()) -> dict[str, Any]:
     """A dataclass's fields that are not at their defaults (those without a default always)."""
     out: dict[str, Any] = {}
     for field in dataclasses.fields(value):

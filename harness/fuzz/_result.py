@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from callstream.reference import Limits
 
 from ..core.case import CaseResult
 from ..core.declaration import Implementation
 from ..core.spec import Scenario
-from ..corpus.regressions import reproduce_command
+from ..corpus.regressions import non_defaults, reproduce_command
 from ..coverage import FeatureTally
 from ..reports import ReportWriter, new_run_folder
 
@@ -101,9 +98,5 @@ def describe(result: FuzzResult) -> str:
 def _limits_set(scenario: Scenario) -> str:
     """The limits of the scenario's stream that differ from ``Limits()``'s, as ``name=value``
     (a find such as "must be rejected too_large" reads oddly without them)."""
-    limits, defaults = scenario.spec.limits, Limits()
-    return ", ".join(
-        f"{field.name}={getattr(limits, field.name)}"
-        for field in dataclasses.fields(limits)
-        if getattr(limits, field.name) != getattr(defaults, field.name)
-    )
+    limits = non_defaults(scenario.spec.limits)
+    return ", ".join(f"{name}={value}" for name, value in limits.items())
