@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.dialects.anthropic_messages import ANTHROPIC_MESSAGES
-from ...rules import QuirkId, quirk_id
+from ...rules import QuirkId
 from ..probes import Probe
-from .base import Asked, Usage
+from .base import Asked, Usage, checks_of_quirks
 
 __all__ = ["ANTHROPIC_MESSAGES_WIRE", "ANTHROPIC_VERSION", "DEFAULT_MAX_TOKENS"]
 
@@ -26,10 +26,6 @@ _CHOICES = {"required": "any", "auto": "auto", "none": "none"}
 _CHAT_ONLY = ("stream_options", "parallel_tool_calls", "max_completion_tokens", "tool_choice")
 
 
-def _codes(check: str, *codes: str) -> dict[str, str]:
-    return {quirk_id("anthropic-messages", code): check for code in codes}
-
-
 @dataclass(frozen=True, slots=True)
 class AnthropicMessagesWire:
     """The ``anthropic-messages`` dialect (see
@@ -39,14 +35,17 @@ class AnthropicMessagesWire:
     path: str = "/messages"
     quirks: tuple[QuirkId, ...] = ANTHROPIC_MESSAGES.quirks
     check_of_quirk: Mapping[str, str] = field(
-        default_factory=lambda: {
-            **_codes("sse_framing", "T6", "T7", "T8", "T9", "T10", "T11"),
-            **_codes("chunk_envelope", "A3", "A4"),
-            **_codes("index_contract", "C1", "C14"),
-            **_codes("identity_once", "C7"),
-            **_codes("arguments_json", "A6"),
-            **_codes("terminator", "C24"),
-        }
+        default_factory=lambda: checks_of_quirks(
+            "anthropic-messages",
+            {
+                "sse_framing": "T6 T7 T8 T9 T10 T11",
+                "chunk_envelope": "A3 A4",
+                "index_contract": "C1 C14",
+                "identity_once": "C7",
+                "arguments_json": "A6",
+                "terminator": "C24",
+            },
+        )
     )
     aliases: Mapping[str, str] = field(
         default_factory=lambda: {"C11": "A1", "C12": "A1", "C17": "A1", "C26": "A2"}

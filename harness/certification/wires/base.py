@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ...rules import QuirkId
+from ...rules import QuirkId, quirk_id
 from ..probes import Probe
 
-__all__ = ["Asked", "Usage", "Wire", "qualified"]
+__all__ = ["Asked", "Usage", "Wire", "checks_of_quirks", "qualified"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +125,16 @@ class Wire(Protocol):
     def completion(self, body: Any) -> tuple[list[tuple[str | None, str]], str | None] | None:
         """A non-streaming answer's calls (name and argument text) and its finish; None when
         it is not an answer of this dialect."""
+
+
+def checks_of_quirks(dialect: str, codes_of_check: Mapping[str, str]) -> dict[str, str]:
+    """A wire's ``check_of_quirk`` table from each certify check's quirk codes, written as a
+    space-separated list (``{"sse_framing": "T6 T9"}``): every code qualified by ``dialect``."""
+    return {
+        quirk_id(dialect, code): check
+        for check, codes in codes_of_check.items()
+        for code in codes.split()
+    }
 
 
 def qualified(wire: Wire, code: str) -> QuirkId | None:

@@ -10,15 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.dialects.openai_chat import OPENAI_CHAT
-from ...rules import QuirkId, quirk_id
+from ...rules import QuirkId
 from ..probes import Probe
-from .base import Asked, Usage
+from .base import Asked, Usage, checks_of_quirks
 
 __all__ = ["OPENAI_CHAT_WIRE"]
-
-
-def _codes(check: str, *codes: str) -> dict[str, str]:
-    return {quirk_id("openai-chat", code): check for code in codes}
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,18 +25,21 @@ class OpenAIChatWire:
     path: str = "/chat/completions"
     quirks: tuple[QuirkId, ...] = OPENAI_CHAT.quirks
     check_of_quirk: Mapping[str, str] = field(
-        default_factory=lambda: {
-            **_codes("sse_framing", "T6", "T9", "T10", "T11"),
-            **_codes("chunk_envelope", "C21", "C22", "C27", "C28", "C29", "C30"),
-            **_codes("index_contract", "C1", "C2", "C3", "C14"),
-            **_codes("identity_once", "C4", "C5", "C6", "C7"),
-            **_codes("arguments_json", "C10", "C11", "C12", "C13", "C32"),
-            **_codes("finish_reason", "C16", "C33"),
-            **_codes("after_finish", "C20"),
-            **_codes("usage", "C23"),
-            **_codes("terminator", "C24"),
-            **_codes("calls_made", "C31"),
-        }
+        default_factory=lambda: checks_of_quirks(
+            "openai-chat",
+            {
+                "sse_framing": "T6 T9 T10 T11",
+                "chunk_envelope": "C21 C22 C27 C28 C29 C30",
+                "index_contract": "C1 C2 C3 C14",
+                "identity_once": "C4 C5 C6 C7",
+                "arguments_json": "C10 C11 C12 C13 C32",
+                "finish_reason": "C16 C33",
+                "after_finish": "C20",
+                "usage": "C23",
+                "terminator": "C24",
+                "calls_made": "C31",
+            },
+        )
     )
     aliases: Mapping[str, str] = field(default_factory=dict)
     finish_field: str = "finish_reason"

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.dialects.openai_responses import OPENAI_RESPONSES
-from ...rules import QuirkId, quirk_id
+from ...rules import QuirkId
 from ..probes import Probe
-from .base import Asked, Usage
+from .base import Asked, Usage, checks_of_quirks
 
 __all__ = ["OPENAI_RESPONSES_WIRE"]
 
@@ -25,10 +25,6 @@ _ITEM_DONE = "response.output_item.done"
 _CHAT_ONLY = ("stream_options", "max_tokens", "max_completion_tokens", "tool_choice")
 
 
-def _codes(check: str, *codes: str) -> dict[str, str]:
-    return {quirk_id("openai-responses", code): check for code in codes}
-
-
 @dataclass(frozen=True, slots=True)
 class OpenAIResponsesWire:
     """The ``openai-responses`` dialect (see
@@ -38,14 +34,17 @@ class OpenAIResponsesWire:
     path: str = "/responses"
     quirks: tuple[QuirkId, ...] = OPENAI_RESPONSES.quirks
     check_of_quirk: Mapping[str, str] = field(
-        default_factory=lambda: {
-            **_codes("sse_framing", "T6", "T8", "T9", "T10", "T11"),
-            **_codes("chunk_envelope", "R4", "R7", "R12"),
-            **_codes("arguments_json", "R1", "R2", "R10", "R11"),
-            **_codes("index_contract", "R8"),
-            **_codes("identity_once", "R9"),
-            **_codes("terminator", "R5"),
-        }
+        default_factory=lambda: checks_of_quirks(
+            "openai-responses",
+            {
+                "sse_framing": "T6 T8 T9 T10 T11",
+                "chunk_envelope": "R4 R7 R12",
+                "arguments_json": "R1 R2 R10 R11",
+                "index_contract": "R8",
+                "identity_once": "R9",
+                "terminator": "R5",
+            },
+        )
     )
     aliases: Mapping[str, str] = field(default_factory=lambda: {"C11": "R11", "C25": "R5"})
     finish_field: str = "status"
