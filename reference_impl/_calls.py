@@ -66,6 +66,7 @@ class CallSlot:
         "name",
         "size",
         "snapshot",
+        "synthetic_id",
         "wire_index",
     )
 
@@ -75,6 +76,7 @@ class CallSlot:
         self.wire_index: int | None = None  # the provider's tool-call index, if it sent one
         self.kind: CallKind = "function"
         self.id: str | None = None
+        self.synthetic_id = False  # the id was made up (lenient, V4): said on every result
         self.name: str | None = None
         self._fragments: list[str] = []
         self._packed = 0  # leading entries of _fragments that are already joined batches
@@ -235,18 +237,17 @@ class CallBook:
             detail = f"{slot.name!r} is a {tool.kind} tool, but this is a {slot.kind} call"
             self.reject(slot, Reason.UNKNOWN_TOOL, detail)
             return
-        synthetic = False
         if slot.id is None:
             if self.strict:
                 self.reject(slot, Reason.MISSING_ID, "the call never received an id")
                 return
             self.set_id(slot, self._synthetic_id(slot))
-            synthetic = True
+            slot.synthetic_id = True
             self.findings.met(
                 "synthetic_id", "call id missing: one was synthesised", slot.choice, slot.index
             )
         if slot.kind == "custom":
-            self._complete_custom(slot, synthetic)
+            self._complete_custom(slot)
             return
         value = self._parse(slot, tool)
         if value is _REJECTED:
@@ -259,9 +260,9 @@ class CallBook:
                     self.reject(slot, problem.reason, problem.detail)
                     return
         slot.final = True
-        self.outbox.append(self._result(slot, Status.READY, value, None, None, synthetic))
+        self.outbox.append(self._result(slot, Status.READY, value, None, None))
 
-    def _complete_custom(self, slot: CallSlot, synthetic: bool) -> None:
+    def _complete_custom(self, slot: CallSlot) -> None:
         """A custom call's input is its value, verbatim; its tool's format decides (V2)."""
         text = slot.text
         found = self._formats.get(slot.name or "")
@@ -270,7 +271,7 @@ class CallBook:
             self.reject(slot, Reason.SCHEMA_VIOLATION, check.problem)
             return
         slot.final = True
-        result = self._result(slot, Status.READY, text, None, None, synthetic)
+        result = self._result(slot, Status.READY, text, None, None)
         if check is not None and check.not_validated is not None:
             result = replace(result, not_validated=check.not_validated)
         self.outbox.append(result)
@@ -389,7 +390,6 @@ class CallBook:
         value: Any,
         reason: Reason | None,
         detail: str | None,
-        synthetic: bool = False,
     ) -> CallResult:
         return CallResult(
             choice=slot.choice,
@@ -401,7 +401,7 @@ class CallBook:
             status=status,
             reason=reason,
             detail=detail,
-            synthetic_id=synthetic,
+            synthetic_id=slot.synthetic_id,
             extras=slot.extras,
             kind=slot.kind,
             wire_index=slot.wire_index,

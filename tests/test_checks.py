@@ -1,5 +1,6 @@
-"""What the checks say: a status outside the contract is named as such, and no failure message
-or repro prints ``None`` where a value belongs (an absent id reads "no id")."""
+"""What the checks say: a status outside the contract is named as such, no failure message
+or repro prints ``None`` where a value belongs (an absent id reads "no id"), and a result's
+optional ``synthetic_id`` flag, when it carries one, is judged (D91)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ import pytest
 from callstream.core.case import format_repro
 from callstream.core.checks import run_checks
 from callstream.core.declaration import OBSERVABLES
-from callstream.core.observation import Observation, Observed, Release
+from callstream.core.observation import Observation, Observed, Release, observe
 from callstream.core.oracle import expect
 from callstream.core.rendering import render
 from callstream.core.spec import CallPlan, Ending, Expected, ExpectedCall, StreamSpec
-from callstream.reference import Tool
+from callstream.reference import Assembler, Limits, Tool
 
 WEATHER = Tool("get_weather", {"type": "object", "properties": {"city": {"type": "string"}}})
 PLAIN = StreamSpec(
@@ -162,3 +163,78 @@ def test_without_status_exposed_a_call_handed_back_is_ready() -> None:
     cut = {**bare, "arguments_text": '{"city": "Par', "arguments": None}
     assert "safe_release" in judged(TRUNCATED, cut)
     assert "contract" not in judged(TRUNCATED, cut)
+
+
+MADE_UP = Expected(
+    (
+        ExpectedCall(
+            "ready",
+            name="get_weather",
+            arguments={"city": "Paris"},
+            check_arguments=True,
+            synthetic_id=True,
+        ),
+    )
+)
+"""A call the provider sent without an id: the lenient profile may make one up (D9)."""
+
+
+def test_a_made_up_id_handed_back_unflagged_fails_v4() -> None:
+    """A result that says its made-up id is the provider's (``synthetic_id`` false) is wrong."""
+    seen = Observation((Release(0, 10**6, Observed.from_result({**READY, "synthetic_id": False})),))
+    judged = run_checks(MADE_UP, seen, "must", OBSERVABLES)
+    assert [(f.check, f.rules, f.message) for f in judged.failures] == [
+        (
+            "identity",
+            ("V4",),
+            "call 0 of choice 0 was given the made-up id 'call_1' with synthetic_id False: the "
+            "provider sent no id",
+        )
+    ]
+
+
+def test_a_provider_id_flagged_as_made_up_fails_v4() -> None:
+    """A result that flags the id the provider sent as made up misleads its caller."""
+    assert messages(PLAIN, {**READY, "synthetic_id": True}) == [
+        "call 0 of choice 0 flags its id as made up (synthetic_id True), but the provider sent "
+        "it: 'call_1'"
+    ]
+
+
+@pytest.mark.parametrize("flag", [None, "absent"])
+def test_a_result_that_does_not_say_whether_its_id_is_made_up_is_not_judged_on_it(
+    flag: str | None,
+) -> None:
+    """``synthetic_id`` is optional: absent or null, neither a made-up nor a real id fails."""
+    result = dict(READY) if flag == "absent" else {**READY, "synthetic_id": flag}
+    assert messages(PLAIN, result) == []
+    assert messages(MADE_UP, result) == []
+
+
+def test_a_made_up_id_flagged_and_no_id_unflagged_both_pass() -> None:
+    """The flag is true exactly when an id was made up; handing back none is no made-up id."""
+    assert messages(MADE_UP, {**READY, "synthetic_id": True}) == []
+    assert messages(MADE_UP, {**READY, "id": None, "synthetic_id": False}) == []
+    assert messages(PLAIN, {**READY, "synthetic_id": False}) == []
+
+
+def test_the_reference_flags_exactly_its_made_up_ids() -> None:
+    """``CallResult.synthetic_id`` is read from an object as from a mapping, on a rejected call
+    as on a ready one."""
+    spec = StreamSpec(
+        (WEATHER,),
+        (
+            CallPlan("get_weather", '{"city": "Paris"}', ('{"city": "Paris"}',), id="call_1"),
+            CallPlan("get_weather", '{"city": Rome}', ('{"city": Rome}',), id=None),
+        ),
+    )
+    wire = render(spec).data
+    seen = observe(
+        lambda tools, limits: Assembler(tools, limits=limits, profile="lenient"),
+        (WEATHER,),
+        Limits(),
+        [wire],
+    )
+    assert [r.synthetic_id for r in seen.results] == [False, True]
+    judged = run_checks(expect(spec, render(spec), "lenient"), seen, "must", OBSERVABLES)
+    assert judged.failures == ()

@@ -214,6 +214,27 @@ def test_the_schema_describes_every_message_both_ways() -> None:
     )
 
 
+def test_a_result_may_say_whether_its_id_was_made_up_or_leave_it_unsaid() -> None:
+    """``synthetic_id`` is optional: true, false or null pass the schema; nothing else does."""
+    result = {
+        "choice": 0,
+        "index": 0,
+        "id": "call_1",
+        "name": "get_weather",
+        "arguments_text": "{}",
+        "arguments": {},
+        "status": "ready",
+        "reason": None,
+    }
+    for flag in (True, False, None):
+        answer = {"seq": 3, "results": [result | {"synthetic_id": flag}]}
+        assert protocol_problem(answer, "feed") is None
+    answer = {"seq": 3, "results": [result | {"synthetic_id": "yes"}]}
+    assert protocol_problem(answer, "feed") == (
+        "at $.results[0].synthetic_id: 'yes' is not of type 'boolean', 'null'"
+    )
+
+
 def test_the_node_example_keeps_to_the_schema_in_every_message(corpus: list[Scenario]) -> None:
     """With validation on, every request callstream sends and every answer of the example
     passes the schema, through streams that release, reject and fail."""

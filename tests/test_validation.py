@@ -317,6 +317,32 @@ def test_a_synthetic_id_never_collides_with_a_provider_id() -> None:
     assert results[1].id not in {None, "call00001"}
 
 
+def test_a_rejected_call_handed_back_with_a_made_up_id_flags_it() -> None:
+    """A call without an id whose arguments turn out broken or invalid is rejected after its id
+    was made up; the result says the id is made up, as a ready call's does (D91)."""
+    stream = [
+        chunk(
+            {
+                "index": 0,
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": Paris}'},
+            },
+            {
+                "index": 1,
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"town": "Rome"}'},
+            },
+        ),
+        chunk(finish="tool_calls"),
+        DONE,
+    ]
+    results, _ = assemble_events(stream, profile="lenient")
+    assert [(r.reason, r.synthetic_id, bool(r.id)) for r in results] == [
+        (Reason.MALFORMED_JSON, True, True),
+        (Reason.SCHEMA_VIOLATION, True, True),
+    ]
+
+
 # -- V5: bounded ------------------------------------------------------------------------------
 
 

@@ -308,6 +308,7 @@ def _identity(expected: Expected, seen: Observation, exposed: Collection[str]) -
             )
         if "ids" not in exposed:
             continue
+        problems += _flagged(call, result, where)
         if call.synthetic_id:
             # V4: the lenient profile *may* make one up; handing back none is no failure.
             if result.id is None or result.id == "":
@@ -340,6 +341,31 @@ def _identity(expected: Expected, seen: Observation, exposed: Collection[str]) -
                 )
             )
     return problems
+
+
+def _flagged(call: ExpectedCall, result: Observed, where: str) -> list[Problem]:
+    """A result that says whether its id was made up (``synthetic_id``, D91) says it truly: a
+    made-up id handed back is flagged, an id the provider sent is not. A result that does not
+    say (absent or null) is not judged, nor is a made-up id handed back as none (D9)."""
+    if result.synthetic_id is None:
+        return []
+    if call.synthetic_id and not result.synthetic_id and isinstance(result.id, str) and result.id:
+        return [
+            Problem(
+                f"{where} was given the made-up id {result.id!r} with synthetic_id "
+                f"{shown(result.synthetic_id)}: the provider sent no id",
+                ("V4",),
+            )
+        ]
+    if not call.synthetic_id and call.id is not None and result.synthetic_id:
+        return [
+            Problem(
+                f"{where} flags its id as made up (synthetic_id {shown(result.synthetic_id)}), "
+                f"but the provider sent it: {shown(call.id)}",
+                ("V4", "E2"),
+            )
+        ]
+    return []
 
 
 def _same_id(seen: Any, expected: str) -> bool:

@@ -23,6 +23,8 @@ from ..rules import QuirkId, quirk_id
 __all__ = ["Observation", "Observed", "Release", "observe"]
 
 _FIELDS = ("choice", "index", "id", "name", "arguments_text", "arguments", "status", "reason")
+_OPTIONAL = ("synthetic_id",)
+"""Fields a result may carry or leave out (docs/contract.md); read as None when absent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,8 @@ class Observed:
     arguments: Any
     status: Any
     reason: Any
+    synthetic_id: Any = None
+    """Whether the implementation says it made the id up; None when the result does not say."""
 
     @classmethod
     def from_result(cls, result: Any) -> Observed:
@@ -47,9 +51,9 @@ class Observed:
         trip over an implementation's objects.
         """
         if isinstance(result, Mapping):
-            values = [result.get(name) for name in _FIELDS]
+            values = [result.get(name) for name in (*_FIELDS, *_OPTIONAL)]
         elif hasattr(result, "status") and hasattr(result, "arguments_text"):
-            values = [getattr(result, name, None) for name in _FIELDS]
+            values = [getattr(result, name, None) for name in (*_FIELDS, *_OPTIONAL)]
         else:
             got = "None" if result is None else type(result).__name__
             raise TypeError(
@@ -68,8 +72,11 @@ class Observed:
         return (self.choice, self.index)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields."""
-        return {name: getattr(self, name) for name in _FIELDS}
+        """JSON-ready fields: the contract's, and each optional one the result carries."""
+        fields = {name: getattr(self, name) for name in _FIELDS}
+        return fields | {
+            name: getattr(self, name) for name in _OPTIONAL if getattr(self, name) is not None
+        }
 
 
 @dataclass(frozen=True, slots=True)

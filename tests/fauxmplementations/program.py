@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from callstream.reference import Assembler, Limits, Tool
+from callstream.reference import Assembler, CallResult, Limits, Tool
 
 TRIGGER = "misbehave"
 
@@ -65,15 +65,22 @@ def main() -> None:
             answer = {"seq": seq, "ok": True}
         elif cmd == "feed":
             released = assembler.feed(base64.b64decode(request["data"]))
-            answer = {"seq": seq, "results": [result.to_dict() for result in released]}
+            answer = {"seq": seq, "results": [contract(result) for result in released]}
             if triggered:
                 answer = misbehave(mode, answer)
         elif cmd == "close":
-            answer = {"seq": seq, "results": [r.to_dict() for r in assembler.close()]}
+            answer = {"seq": seq, "results": [contract(r) for r in assembler.close()]}
         else:
             return
         lines = [answer["twice"]] * 2 if "twice" in answer else [answer]
         print("\n".join(map(json.dumps, lines)), flush=True)  # one write
+
+
+def contract(result: CallResult) -> dict[str, Any]:
+    """A result as the pipe carries it, saying whether its id was made up even when it was not
+    (``to_dict`` leaves a false ``synthetic_id`` out), so a stream over the pipe is observed as
+    in process."""
+    return result.to_dict() | {"synthetic_id": result.synthetic_id}
 
 
 def misbehave(mode: str, answer: dict[str, Any]) -> dict[str, Any]:
