@@ -704,3 +704,25 @@ def test_findings_that_cannot_be_read_fail_the_findings_check_not_go_unobserved(
     [failure] = _judge(expected, seen, "must")
     assert (failure.check, failure.rules) == ("findings", ("R",))
     assert failure.message.startswith("findings cannot be read: its findings, a method")
+
+
+class _WithoutFindings:
+    """The reference without a ``findings`` attribute, declaring (by default) every observable."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        inner = Assembler(**kwargs)
+        self.feed = inner.feed
+        self.close = inner.close
+
+
+def test_no_findings_at_all_leave_the_check_not_observable_though_declared() -> None:
+    """An implementation that keeps no findings list is not failed, nor the case errored, for
+    the default declaration's ``findings`` (D92): the check is not observable."""
+    spec = StreamSpec(TOOLS, (plan(),))
+    rendered = render(spec)
+    expected = expect(spec, rendered, "lenient")
+    seen = observe(_WithoutFindings, spec.tools, spec.limits, [rendered.data])
+    assert (seen.findings, seen.findings_unreadable) == (None, None)
+    judgement = run_checks(expected, seen, "must", frozenset(OBSERVABLES))
+    assert judgement.failures == ()
+    assert judgement.not_observable == ("findings",)
