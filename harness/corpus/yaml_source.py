@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -292,7 +293,10 @@ def _on_the_wire(where: Where) -> bool:
 
 
 def _lone_surrogate(text: str) -> bool:
-    return any("\ud800" <= char <= "\udfff" for char in text)
+    return _SURROGATES.search(text) is not None
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def scenario_of(where: Where) -> Where:
