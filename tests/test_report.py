@@ -17,6 +17,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 import callstream.reports.html_failures as report_module
+from callstream.connect.connectables import load_implementation
 from callstream.core.case import CaseResult, run_case, splittings_of
 from callstream.core.dialects import NOT_CERTIFIABLE
 from callstream.core.judgement import Failure
@@ -30,8 +31,11 @@ from callstream.reports import (
     render_reports,
     rule_table,
 )
+from callstream.reports.model import line_problem
 from callstream.rules import RULES
+from callstream.runner.cases import Case, verdict
 
+REFERENCE = "py:callstream.implementations:reference"
 SCHEMA = Path(__file__).parent.parent / "harness" / "schemas" / "report.schema.json"
 RENDERED = ("junit.xml", "summary.md", "report.html", "badge.json")
 
@@ -187,6 +191,37 @@ def test_every_line_validates_against_the_schema_and_round_trips(run: Path) -> N
     assert results[1]["repro"] == REPRO
     assert header["implementation"] == HEADER["implementation"]
     assert footer is not None
+
+
+def test_every_verdict_a_run_reaches_is_a_valid_line(tmp_path: Path) -> None:
+    """The writer does not check a verdict's line against the schema: each verdict a run can
+    reach is valid by construction. Passed and failed (run_case, with a repro), not applicable
+    and unsupported (settled by the parent), failed no_hang and no_crash (a worker killed or
+    dead), errored (the harness could not judge the case)."""
+    scenario = load_scenarios(default_corpus()).scenarios[0]
+    case = Case(0, scenario, "lenient", splittings_of(scenario)[0])
+    reference = load_implementation(REFERENCE).factory_for(scenario.spec.dialect)
+    hung = Failure("no_hang", ("V5",), "the implementation did not finish a stream")
+    verdicts = [
+        run_case(scenario, "lenient", case.splitting, reference),
+        run_case(scenario, "lenient", case.splitting, _raising),
+        verdict(case, "not_applicable", detail="the scenario runs under strict"),
+        verdict(case, "unsupported", detail="the implementation reads one choice"),
+        verdict(case, "failed", hung, detail="worker killed after 10 s without progress"),
+        verdict(case, "errored", detail="the harness could not judge this case:\nTraceback"),
+    ]
+    assert [result.outcome for result in verdicts] == [
+        "passed",
+        "failed",
+        "not_applicable",
+        "unsupported",
+        "failed",
+        "errored",
+    ]
+    for result in verdicts:
+        assert line_problem(result.to_dict()) is None, result
+    write_report(tmp_path, tuple(verdicts))
+    assert load_report(tmp_path).results == [result.to_dict() for result in verdicts]
 
 
 def test_header_and_footer_fill_in_what_the_runner_does_not_know(run: Path) -> None:

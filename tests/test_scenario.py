@@ -268,6 +268,12 @@ MISTAKES: list[tuple[str, str, int, str]] = [
     ("empty file", "# nothing here\n", 1, "the file is empty"),
     ("control character", HEAD + "\x00\n", 5, "YAML: the character U+0000 is not allowed"),
     (
+        "a tab between tokens (libyaml would take it for a space)",
+        HEAD + CALL + "kind:\tmust\n",
+        9,
+        "YAML: found character '\\t' that cannot start any token",
+    ),
+    (
         "recursive alias",
         HEAD + "calls: &calls [*calls]\n",
         5,

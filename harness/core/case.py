@@ -4,15 +4,16 @@ runner adds processes and timeouts around it."""
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from .checks import CHECKS, run_checks
 from .declaration import OBSERVABLES
 from .judgement import Failure, Judgement, call_name
-from .observation import Observation, observe
+from .observation import Observation, Observed, observe
 from .oracle import expect
 from .rendering import render
 from .spec import Scenario, Splitting
@@ -168,7 +169,14 @@ def _identity(seen: Observation) -> str:
     observation is a plain builtin (``Observed.from_result``), whose ``repr`` tells apart
     every value and type a check can tell apart; a finer identity only costs a recheck."""
     findings = None if seen.findings is None else sorted(seen.findings)
-    return repr((seen.releases, seen.error, seen.timed_out, findings, seen.findings_unreadable))
+    releases = [
+        (release.chunk, release.offset, _values(release.result)) for release in seen.releases
+    ]
+    return repr((releases, seen.error, seen.timed_out, findings, seen.findings_unreadable))
+
+
+_values = operator.attrgetter(*(field.name for field in fields(Observed)))
+"""A result's values in field order (a tuple's ``repr`` costs less than a dataclass's)."""
 
 
 def _in_check_order(names: set[str]) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ Whatever the implementation raises is recorded as its failure, never raised here
 
 from __future__ import annotations
 
+import operator
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +26,7 @@ __all__ = ["Observation", "Observed", "Release", "observe"]
 _FIELDS = ("choice", "index", "id", "name", "arguments_text", "arguments", "status", "reason")
 _OPTIONAL = ("synthetic_id",)
 """Fields a result may carry or leave out (docs/contract.md); read as None when absent."""
+_every_field = operator.attrgetter(*_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +55,11 @@ class Observed:
         if isinstance(result, Mapping):
             values = [result.get(name) for name in (*_FIELDS, *_OPTIONAL)]
         elif hasattr(result, "status") and hasattr(result, "arguments_text"):
-            values = [getattr(result, name, None) for name in (*_FIELDS, *_OPTIONAL)]
+            try:
+                values = list(_every_field(result))
+            except AttributeError:  # a field the object leaves out reads as None
+                values = [getattr(result, name, None) for name in _FIELDS]
+            values += [getattr(result, name, None) for name in _OPTIONAL]
         else:
             got = "None" if result is None else type(result).__name__
             raise TypeError(
@@ -129,12 +135,12 @@ def observe(
         asm = factory(tools=list(tools), limits=limits)
         for number, chunk in enumerate(chunks):
             offset += len(chunk)
-            releases += [
-                Release(number, offset, Observed.from_result(r)) for r in asm.feed(chunk) or ()
-            ]
-        releases += [
-            Release(len(chunks), offset, Observed.from_result(r)) for r in asm.close() or ()
-        ]
+            returned = asm.feed(chunk)
+            if returned:  # most feeds return nothing: no list is built for them
+                releases += [Release(number, offset, Observed.from_result(r)) for r in returned]
+        returned = asm.close()
+        if returned:
+            releases += [Release(len(chunks), offset, Observed.from_result(r)) for r in returned]
     except Exception as exc:  # the implementation's failure, recorded as such
         return Observation(
             tuple(releases),

@@ -1,11 +1,13 @@
 """Reports: one folder per run, every format rendered from its JSON-lines file.
 
 Theory of operation. ``report.jsonl`` is the source of truth: a header line, one result line
-per case (``CaseResult.to_dict()``), and a footer line, each checked against
-``schemas/report.schema.json`` and flushed as soon as it is written, so a run that crashes
-keeps every verdict it reached (its report just has no footer). Every other file is rendered
-from the *parsed lines* of that file, never from Python objects, so ``render_reports`` can
-re-render a report from the file alone, later, byte for byte the same::
+per case (``CaseResult.to_dict()``), and a footer line, each valid by
+``schemas/report.schema.json`` (the header and the footer are checked as they are written, a
+result line is valid by construction, which the tests hold it to) and flushed as soon as it is
+written, so a run that crashes keeps every verdict it reached (its report just has no footer).
+Every other file is rendered from the *parsed lines* of that file, never from Python objects,
+so ``render_reports`` can re-render a report from the file alone, later, byte for byte the
+same::
 
     report.jsonl   header, results, footer: the source of truth
     junit.xml      one <testsuite> per profile, for CI test tabs

@@ -29,6 +29,7 @@ from ..connect.processes import REAP_TIMEOUT, WorkerContext, end_worker, worker_
 from ..core.case import CaseResult, run_case
 from ..core.checks import CHECKS
 from ..core.judgement import Failure
+from ..core.spec import Scenario
 from ..errors import HarnessError
 from .cases import Case, verdict
 
@@ -100,11 +101,19 @@ class _Worker:
         self.alive = True
         self.case: Case | None = None
         self.deadline = time.monotonic() + _STARTUP_TIMEOUT
+        self.sent: set[int] = set()
+        """The scenarios the worker was sent, by the identity of the parent's objects."""
 
     def assign(self, case: Case) -> None:
-        """Send ``case`` to the worker and start its clock."""
+        """Send ``case`` to the worker and start its clock. A scenario is sent with its first
+        case only, and its later cases name it: the worker keeps the one object for all of
+        them (so ``render`` and ``expect`` find its bytes and expectation again by identity),
+        and the scenario is pickled once, not once per case."""
         self.case = case
-        task = (case.number, case.scenario, case.profile, case.splitting, self.timeout / 10)
+        key = id(case.scenario)
+        scenario = None if key in self.sent else case.scenario
+        self.sent.add(key)
+        task = (case.number, key, scenario, case.profile, case.splitting, self.timeout / 10)
         self.conn.send(task)
         self.deadline = time.monotonic() + self.timeout
 
@@ -186,6 +195,7 @@ def _serve(connectable: str, conn: Connection) -> None:
     implementation = load_in_worker(connectable, conn)
     if implementation is None:
         return
+    scenarios: dict[int, Scenario] = {}
     while True:
         try:
             task = conn.recv()
@@ -193,7 +203,8 @@ def _serve(connectable: str, conn: Connection) -> None:
             return
         if task is None:
             return
-        number, scenario, profile, splitting, interval = task
+        number, key, sent, profile, splitting, interval = task
+        scenario = scenarios.setdefault(key, sent) if sent is not None else scenarios[key]
         factory = _Heartbeat(implementation.factory_for(scenario.spec.dialect), conn, interval)
         try:
             result = run_case(
