@@ -58,10 +58,10 @@ _ANTHROPIC = {
     "id.shared": "ids are drawn distinct",
     "anthropic.no-message-start": _NO_KNOB,
     "args.lone-surrogate-escape": _LONE,
+    "calls.no-tools": _ODDITY + " (the tenth of eleven, which this sample draws least)",
 }
 _RESPONSES = {
     "id.late": "no id policy sends the call_id after output_item.added",
-    "id.shared": "ids are drawn distinct",
     "id.changed": _NO_KNOB + " (a call_id that changes between added and done)",
     "name.late": _NO_KNOB + " (a name first in output_item.done)",
     "name.changed": _NO_KNOB,
