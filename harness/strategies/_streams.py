@@ -26,7 +26,7 @@ from ._knobs import Knobs, aim, between, flag, knobs, label_draw, one_in, rarely
 from ._oddities import draw_oddity, with_oddity
 from ._predictable import predictable
 from ._responses import responses_stream_specs
-from ._schemas import tools
+from ._schemas import CUSTOM_KNOB, tools, with_custom_tool
 
 __all__ = [
     "stream_specs",
@@ -177,11 +177,13 @@ def _transports(draw: st.DrawFn) -> Transport:
 
 @cache
 def _shapes(max_choices: int) -> Knobs:
-    """How many choices a stream has (one but about 15 times in a hundred) and how its calls
-    are scheduled (sequentially but about 35 times in a hundred), in one choice."""
+    """How many choices a stream has (one but about 15 times in a hundred), how its calls are
+    scheduled (sequentially but about 35 times in a hundred) and which custom tool it offers
+    besides its function tools (none but one stream in four), in one choice."""
     return knobs(
         one_in(1, tuple(range(2, max_choices + 1)) or (1,), 15),
         one_in("sequential", _SCHEDULES[1:], 35),
+        CUSTOM_KNOB,
     )
 
 
@@ -217,7 +219,9 @@ def _stream_specs(
 ) -> StreamSpec:
     oddity = draw_oddity(draw, "openai-chat")
     exposed = tuple(tool_set) if tool_set is not None else draw(tools())
-    choices, schedule = _shapes(max_choices).draw(draw)
+    choices, schedule, custom = _shapes(max_choices).draw(draw)
+    if tool_set is None:
+        exposed = with_custom_tool(exposed, custom)
     calls = draw_call_plans(draw, exposed, choices, schedule, max_calls, lone_surrogates)
     if draw(rarely(8)):
         # The call names a tool the request did not offer: no tool at all is exposed.

@@ -50,8 +50,7 @@ _ODDITY = _RARE + "an oddity (strategies._oddities, 4 % a stream), under the flo
 _CHAT = {
     "id.late": "no id policy sends the id after the first delta",
     "name.changed": "no name policy changes the name (a new call at the index is C2)",
-    "chat.custom-call": "tools() draws function tools only",
-    "id.shared": _ODDITY + " (only where the first call sends an id)",
+    "args.lone-surrogate-escape": _LONE,
 }
 _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
@@ -67,11 +66,11 @@ _RESPONSES = {
     "name.changed": _NO_KNOB,
     "index.missing": _NO_KNOB + " (an event without output_index)",
     "index.gap": _NO_KNOB + " (output indices past a gap)",
-    "responses.custom-call": "tools() draws function tools only",
     "responses.item-mismatch": _NO_KNOB + " (R8)",
     "responses.done-mismatch": _NO_KNOB + " (R1)",
     "responses.done-only": "a plan's fragments must concatenate to its arguments (R1)",
     "args.lone-surrogate-escape": _LONE,
+    "responses.sequence-gap": _ODDITY,
     "sse.non-json-data": _NO_KNOB + " (the oddity error_text is chat's and Anthropic's)",
 }
 
