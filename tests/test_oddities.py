@@ -489,3 +489,14 @@ def test_the_generators_draw_each_oddity_and_shrink_it_to_one_call(
     assert len(found.calls) <= 1
     for profile in ("lenient", "strict"):
         expect(found, render(found), profile)
+
+
+def test_a_copy_of_a_call_without_its_id_at_its_index_is_no_plan_the_oracle_predicts() -> None:
+    """The ``shared id`` oddity copies a lone call to its own index: where the id is never sent
+    the copy's deltas continue the first call (C2 needs a new id and a name), so the oracle
+    refuses the plan, and the generators draw the stream without the oddity."""
+    first = replace(CALLS[0], id_policy="omit", index=1)
+    spec = StreamSpec(tools=(WEATHER,), calls=(first, first))
+    with pytest.raises(PlanError, match="used index"):
+        expect(spec, render(spec), "lenient")
+    assert not strategies.predictable(spec)

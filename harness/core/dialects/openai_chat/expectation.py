@@ -258,12 +258,17 @@ class _Derivation:
         else:
             wire = position if plan.index is None else plan.index
             if wire in seen:
+                named = plan.name is not None and plan.name_policy in ("once", "every")
+                if None in (seen[wire], self._id(plan)) or not named:
+                    # Without a new id and its name on its first delta, a delta at a used
+                    # index continues the call there (C2).
+                    raise PlanError("a new call at a used index needs an id and a name at once")
                 self.findings.add(_QUIRK["C2"])
                 rejected = rejected or "C2"
             elif wire != len(seen):
                 self.findings.add(_QUIRK["C14"])
                 rejected = rejected or "C14"
-            seen[wire] = plan.id
+            seen[wire] = self._id(plan)
         several = self._deltas(plan) > 1
         if plan.id_policy == "every" and several and plan.id is not None:
             self.findings.add(_QUIRK["C4"])
