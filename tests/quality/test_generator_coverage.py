@@ -51,6 +51,7 @@ _CHAT = {
     "id.late": "no id policy sends the id after the first delta",
     "name.changed": "no name policy changes the name (a new call at the index is C2)",
     "args.lone-surrogate-escape": _LONE,
+    "done.not-last": _ODDITY + " (after_done)",
 }
 _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
