@@ -390,3 +390,16 @@ def test_an_event_past_the_size_limit_after_a_call_began_is_no_plan() -> None:
     second = dataclasses.replace(spec.calls[0], id="call_2", arguments=longer, fragments=(longer,))
     assert strategies.predictable(spec)
     assert not strategies.predictable(dataclasses.replace(spec, calls=(*spec.calls, second)))
+
+
+def test_role_on_every_delta_of_a_stream_without_calls_is_sent_once_and_not_recorded() -> None:
+    """With no call and an error for an ending, the role rides on one delta only: no repeat
+    (quirk C29) is there to record."""
+    spec = StreamSpec(
+        tools=(Tool("f", {"type": "object"}),),
+        noise=Noise(role_every=True),
+        ending=Ending(error="nested"),
+    )
+    assert "openai-chat/C29" not in expect(spec, render(spec), "lenient").findings
+    scenario = strategies.scenario_for(spec)
+    assert run_case(scenario, "lenient", Splitting("whole"), reference).outcome == "passed"

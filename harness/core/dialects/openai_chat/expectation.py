@@ -233,7 +233,7 @@ class _Derivation:
 
     def _stream_findings(self) -> None:
         spec, noise, ending = self.spec, self.spec.noise, self.spec.ending
-        if noise.role_every:
+        if noise.role_every and self._role_repeated():
             self.findings.add(_QUIRK["C29"])
         if noise.usage_every and self._usage_beside_choices():
             self.findings.add(_QUIRK["C23"])
@@ -265,6 +265,21 @@ class _Derivation:
             self.findings.add(_QUIRK["C22"])  # read as an empty delta
         if spec.transport.empty_data:
             self.findings.add(_QUIRK["T6"])
+
+    def _role_repeated(self) -> bool:
+        """Whether a choice has ``role`` on two deltas that are read (quirk C29): a stream
+        without calls may send it once, and nothing after ``[DONE]`` or cut off is read."""
+        events = self.rendered.events[:-1] if self.spec.ending.cut else self.rendered.events
+        seen: dict[Any, int] = {}
+        for event in events:
+            if event.data == "[DONE]":
+                break
+            if not isinstance(event.data, dict):
+                continue
+            for entry in event.data.get("choices") or ():
+                if isinstance(entry, dict) and "role" in (entry.get("delta") or {}):
+                    seen[entry.get("index")] = seen.get(entry.get("index"), 0) + 1
+        return any(count > 1 for count in seen.values())
 
     def _usage_beside_choices(self) -> bool:
         """Whether a chunk that arrives carries usage beside its choices (quirk C23): with no
