@@ -206,6 +206,44 @@ class RequiresCreated(ResponsesAssembler):
         super().on_event(event, data)
 
 
+class BoundaryOnlyAtStop(AnthropicAssembler):
+    """Completes a tool_use block at its ``content_block_stop`` only: a block the stop reason
+    ends without one is never completed (C5)."""
+
+    def on_stop_reason(self, reason: Any) -> None:
+        self.blocks = {index: block for index, block in self.blocks.items() if not block.open}
+        super().on_stop_reason(reason)
+
+
+class RoutesByItemIdOnly(ResponsesAssembler):
+    """Routes an event by its ``item_id`` alone, failing one without it (D40 routes it by
+    ``output_index``)."""
+
+    def route_item(self, payload: dict[str, Any]) -> Any:
+        if not payload.get("item_id"):
+            raise StreamFailure(Reason.PROTOCOL_ERROR)
+        return super().route_item(payload)
+
+
+class AddsEveryItem(ResponsesAssembler):
+    """Opens a call for every ``output_item.added``, an item id it already holds included,
+    where the same item added twice fails the stream (A5)."""
+
+    def on_added(self, payload: dict[str, Any]) -> None:
+        self.added.discard((payload.get("item") or {}).get("id"))
+        super().on_added(payload)
+
+
+class UntypedIsError(ResponsesAssembler):
+    """Reads an object without ``type`` as an ``error`` event (a stream error), where it is no
+    Responses event at all (T3: protocol_error)."""
+
+    def on_event(self, event: str, data: str) -> None:
+        if data.startswith("{") and '"type"' not in data:
+            raise StreamFailure(Reason.STREAM_ERROR)
+        super().on_event(event, data)
+
+
 # -- the cases ---------------------------------------------------------------------------------
 
 
@@ -302,6 +340,38 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         Ending(),
         "responses.no-created",
         RequiresCreated,
+        "lenient",
+    ),
+    (
+        "no_block_stop",
+        "anthropic-messages",
+        Ending(),
+        "anthropic.unstopped-block",
+        BoundaryOnlyAtStop,
+        "lenient",
+    ),
+    (
+        "no_item_id",
+        "openai-responses",
+        Ending(),
+        "responses.item-without-id",
+        RoutesByItemIdOnly,
+        "lenient",
+    ),
+    (
+        "added_twice",
+        "openai-responses",
+        Ending(),
+        "responses.item-added-twice",
+        AddsEveryItem,
+        "lenient",
+    ),
+    (
+        "untyped_event",
+        "openai-responses",
+        Ending(),
+        "responses.untyped-event",
+        UntypedIsError,
         "lenient",
     ),
     # An assembler that never looks at sequence_number, judged by the strict profile (D51).
@@ -419,3 +489,14 @@ def test_the_generators_draw_each_oddity_and_shrink_it_to_one_call(
     assert len(found.calls) <= 1
     for profile in ("lenient", "strict"):
         expect(found, render(found), profile)
+
+
+def test_a_copy_of_a_call_without_its_id_at_its_index_is_no_plan_the_oracle_predicts() -> None:
+    """The ``shared id`` oddity copies a lone call to its own index: where the id is never sent
+    the copy's deltas continue the first call (C2 needs a new id and a name), so the oracle
+    refuses the plan, and the generators draw the stream without the oddity."""
+    first = replace(CALLS[0], id_policy="omit", index=1)
+    spec = StreamSpec(tools=(WEATHER,), calls=(first, first))
+    with pytest.raises(PlanError, match="used index"):
+        expect(spec, render(spec), "lenient")
+    assert not strategies.predictable(spec)

@@ -108,6 +108,13 @@ def sse(plan: StreamSpec, data: bytes, findings: frozenset[str] = frozenset()) -
 
 
 PLAN = StreamSpec((LOOKUP, CLOCK), calls=(call(),))
+SET_DATE = Tool.custom(
+    "set_date",
+    {"type": "grammar", "grammar": {"syntax": "regex", "definition": r"\d{4}-\d\d-\d\d"}},
+)
+RUN_SQL = Tool.custom(
+    "run_sql", {"type": "grammar", "grammar": {"syntax": "lark", "definition": 'start: "SELECT"'}}
+)
 CR_BOM = dataclasses.replace(PLAN, transport=Transport(newline="cr", bom=True))
 ERRORS: tuple[Literal["nested", "flat", "openrouter", "event"], ...] = (
     "nested",
@@ -279,6 +286,18 @@ SCENARIOS: dict[str, Scenario] = {
         tags=("json", "delta"),
         quirks=(QuirkId("openai-chat/C8"),),
         provenance=("https://github.com/example/issue/1", "callstream fuzz --impl py:m:f"),
+    ),
+    "custom tools and calls, one naming a tool of the other kind": scenario(
+        StreamSpec(
+            (LOOKUP, SET_DATE, RUN_SQL),
+            calls=(
+                dataclasses.replace(call("2026-12-02", cuts=(4,), name="set_date"), kind="custom"),
+                dataclasses.replace(call("tomorrow", cuts=(), name="set_date"), id="call_2"),
+                dataclasses.replace(
+                    call("SELECT * FROM t;", cuts=(7,), name="run_sql"), kind="custom", id="call_3"
+                ),
+            ),
+        )
     ),
     "literal events": scenario(literal(dataclasses.replace(PLAN, noise=Noise(keepalive=0)))),
     "literal events over CRLF": scenario(

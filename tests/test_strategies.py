@@ -12,6 +12,7 @@ alone. Every property here is bounded and derandomised by the test profile.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
@@ -37,6 +38,7 @@ from callstream.core.spec import (
     StreamSpec,
     Transport,
 )
+from callstream.implementations import reference, reference_strict
 from callstream.reference import Limits, Tool
 from callstream.rules import OPENAI_CHAT_QUIRKS, RULES
 from callstream.strategies._knobs import flag, knobs, one_in
@@ -347,3 +349,57 @@ def test_a_stream_shrinks_to_ordinary_noise_ending_and_transport() -> None:
     spec = find(strategies.stream_specs(), lambda spec: True, settings=FIND)
     assert (spec.noise, spec.ending, spec.transport) == (Noise(), Ending(), Transport())
     assert (len(spec.calls), spec.schedule, spec.choices) == (1, "sequential", 1)
+
+
+# --- limits drawn from the stream's own sizes -------------------------------------------------
+
+
+def _past_the_first_call(under: int) -> StreamSpec:
+    """A stream over several ``data:`` lines whose ``max_event_size`` is ``under`` characters
+    under the data of the first event that carries a call."""
+    spec = StreamSpec(
+        tools=(Tool("f", {"type": "object"}),),
+        calls=(CallPlan("f", '{"a":1}', ('{"a":1}',), id="call_1"),),
+        schedule="whole",
+        transport=Transport(multiline=True),
+    )
+    first = next(e for e in render(spec).events if "tool_calls" in json.dumps(e.data))
+    size = len(json.dumps(first.data, indent=1, ensure_ascii=False))
+    return dataclasses.replace(spec, limits=Limits(max_event_size=size - under))
+
+
+@pytest.mark.parametrize("under", [1, 5])
+def test_an_event_past_the_size_limit_that_opens_the_first_call_releases_nothing(
+    under: int,
+) -> None:
+    """The stream fails at the event (V5, too_large) before any call begins: nothing is
+    released, under both profiles, and the reference passes it however it is cut."""
+    spec = _past_the_first_call(under)
+    scenario = strategies.scenario_for(spec)
+    for profile, factory in (("lenient", reference), ("strict", reference_strict)):
+        assert expect(spec, render(spec), profile).calls == ()
+        for splitting in (Splitting("whole"), Splitting("bytes")):
+            assert run_case(scenario, profile, splitting, factory).outcome == "passed"
+
+
+def test_an_event_past_the_size_limit_after_a_call_began_is_no_plan() -> None:
+    """Past the limit where a call is already open, what the stream becomes depends on the
+    event: the oracle refuses the plan rather than guess."""
+    spec = _past_the_first_call(0)
+    longer = '{"a":"' + "x" * 99 + '"}'
+    second = dataclasses.replace(spec.calls[0], id="call_2", arguments=longer, fragments=(longer,))
+    assert strategies.predictable(spec)
+    assert not strategies.predictable(dataclasses.replace(spec, calls=(*spec.calls, second)))
+
+
+def test_role_on_every_delta_of_a_stream_without_calls_is_sent_once_and_not_recorded() -> None:
+    """With no call and an error for an ending, the role rides on one delta only: no repeat
+    (quirk C29) is there to record."""
+    spec = StreamSpec(
+        tools=(Tool("f", {"type": "object"}),),
+        noise=Noise(role_every=True),
+        ending=Ending(error="nested"),
+    )
+    assert "openai-chat/C29" not in expect(spec, render(spec), "lenient").findings
+    scenario = strategies.scenario_for(spec)
+    assert run_case(scenario, "lenient", Splitting("whole"), reference).outcome == "passed"

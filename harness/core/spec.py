@@ -52,6 +52,10 @@ Oddity = Literal[
     "no_created",
     "sequence_gap",
     "error_text",
+    "no_block_stop",
+    "no_item_id",
+    "added_twice",
+    "untyped_event",
 ]
 """One corner of the wire format a plan's other knobs do not reach, sent once in the stream:
 
@@ -79,7 +83,16 @@ Oddity = Literal[
   (``ending.error: event``) with plain text for data, not JSON (T4);
 - ``no_created`` (openai-responses): no ``response.created`` (quirk R12);
 - ``sequence_gap`` (openai-responses): ``sequence_number`` skips one at the event after the last
-  call's ``output_item.added`` (quirk R4, D51).
+  call's ``output_item.added`` (quirk R4, D51);
+- ``no_block_stop`` (anthropic-messages): the last tool_use block never gets its
+  ``content_block_stop``: the stop reason is its only boundary (C5, D24);
+- ``no_item_id`` (openai-responses): the first call item comes without an ``id`` and its events
+  without ``item_id``, routed by ``output_index`` (quirk R8, D40);
+- ``added_twice`` (openai-responses): the first call's ``output_item.added`` again, after the
+  last call's: the same item added twice fails the stream there (A5, V6);
+- ``untyped_event`` (openai-responses): a Chat Completions chunk (an object without ``type``,
+  no ``event:`` line) after the last call's ``output_item.added``: no Responses event, it fails
+  the stream there (T3, V6).
 
 A dialect refuses an oddity it does not name (:class:`~callstream.errors.PlanError`)."""
 """Sequential calls (OpenAI); fragments round-robin across calls (C15); each call whole in one

@@ -17,7 +17,7 @@ from typing import Any
 
 from .spec import Transport
 
-__all__ = ["NEWLINES", "Event", "Rendered", "encode"]
+__all__ = ["NEWLINES", "Event", "Rendered", "data_lines", "data_size", "encode"]
 
 NEWLINES = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
 
@@ -82,9 +82,7 @@ def encode(
     for event in events:
         for _ in range(keepalive):
             out += f": keep-alive{next(newlines)}{next(newlines)}".encode()
-        text = event.data if isinstance(event.data, str) else _json(event.data, transport.multiline)
-        if transport.trailing_space and not isinstance(event.data, str):
-            text += "  "
+        text = _text(event, transport)
         lines = []
         name = None if transport.unnamed else event.event
         name = name or ("message" if transport.event_lines else None)
@@ -102,6 +100,30 @@ def encode(
             del out[-1]
         ends[-1] = len(out) + 1
     return Rendered(bytes(out), tuple(ends), tuple(events))
+
+
+def data_size(event: Event, transport: Transport) -> int:
+    """The characters of data ``event`` dispatches as ``encode`` writes it, its lines joined
+    with LF (what ``Limits.max_event_size`` bounds, V5): a reader takes the one space after
+    ``data:``, so without that space a line's own first space is not data."""
+    text = _text(event, transport)
+    if transport.space:
+        return len(text)
+    return len(text) - sum(line.startswith(" ") for line in text.split("\n"))
+
+
+def data_lines(event: Event, transport: Transport) -> int:
+    """How many ``data:`` lines ``encode`` writes ``event`` over."""
+    return _text(event, transport).count("\n") + 1
+
+
+def _text(event: Event, transport: Transport) -> str:
+    """The event's data as written: raw text, or its payload as JSON (over several lines when
+    ``multiline``, with spaces after it when ``trailing_space``)."""
+    if isinstance(event.data, str):
+        return event.data
+    text = _json(event.data, transport.multiline)
+    return text + "  " if transport.trailing_space else text
 
 
 def _json(payload: Any, multiline: bool) -> str:

@@ -193,6 +193,11 @@ def _stream(spec: StreamSpec) -> dict[str, Any]:
 
 def _tool(tool: Tool) -> dict[str, Any]:
     out: dict[str, Any] = {"name": tool.name}
+    if tool.kind == "custom":
+        out["type"] = "custom"
+        if tool.format is not None:
+            out["format"] = _plain(tool.format)
+        return out
     if tool.parameters is not None:
         out["parameters"] = _plain(tool.parameters)
     return out

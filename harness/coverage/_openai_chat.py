@@ -33,6 +33,7 @@ FEATURES: tuple[Feature, ...] = table_of(
         feature("chat.text-and-tool", "text and a tool call in one delta", "A2", "C19"),
         feature("chat.calls-in-one-delta", "two tool calls or more in one delta", "C8"),
         feature("chat.null-call-field", "a tool call field sent as null", "A4"),
+        feature("limits.event-size", "an event past the stream's `max_event_size`", "V5", "T5"),
         feature("chat.type-repeated", "`type: function` on more than one delta of a call", "C4"),
         feature("chat.header-arguments", "arguments in the delta that opens the call", "C9"),
         feature("chat.arguments-as-value", "arguments sent as a JSON value, not a string", "C32"),
@@ -90,6 +91,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
     order: list[int] = []
     choices: dict[int, _Choice] = {}
     done = errored = False
+    if any(len(event.data) > spec.limits.max_event_size for event in events):
+        features.add("limits.event-size")
     for number, event in enumerate(events):
         if event.name is not None:
             features.add("error.event" if event.name == "error" else "sse.event-lines")

@@ -37,6 +37,9 @@ FEATURES: tuple[Feature, ...] = table_of(
         feature("responses.custom-call", "a custom tool call item", "A2"),
         feature("responses.arguments-in-added", "arguments in `output_item.added` already", "R2"),
         feature("responses.item-mismatch", "an `item_id` and `output_index` that disagree", "R8"),
+        feature("responses.item-without-id", "a call item without an id", "R8"),
+        feature("responses.item-added-twice", "an item id added twice", "A5", "V6"),
+        feature("responses.untyped-event", "an object without a `type`", "T3", "V6"),
         feature("responses.done-mismatch", "`.done` text unlike the deltas", "R1"),
         feature("responses.done-only", "a call's text in `.done` alone, no deltas", "R1"),
         feature("responses.done-without-name", "a `.done` without `name`", "R3"),
@@ -87,6 +90,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         if not isinstance(payload, dict) or not event.dispatched:
             continue
         kind = payload.get("type")
+        if not isinstance(kind, str):
+            features.add("responses.untyped-event")
         features.update(event.name_features(kind))
         if first and kind != "response.created":
             features.add("responses.no-created")
@@ -119,6 +124,10 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
             if kind == "response.output_item.added":
                 if index in by_index:
                     features.add("index.reused")
+                if not item.get("id"):
+                    features.add("responses.item-without-id")
+                elif item.get("id") in by_item:
+                    features.add("responses.item-added-twice")
                 number = len(calls)
                 calls.append(CallTrace([delta]))
                 by_item[item.get("id")] = number

@@ -14,7 +14,7 @@ from hypothesis import reject
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from callstream.reference import Tool
+from callstream.reference import CallKind, Tool
 
 from ..core.spec import (
     CallPlan,
@@ -27,6 +27,7 @@ from ._fragments import cut
 from ._invalid import draw_malformed, draw_schema_violation, violations
 from ._json_text import SURROGATE, spell
 from ._knobs import Json, between, flag, knobs, label_draw, one_in, pick, rarely, sometimes
+from ._schemas import CUSTOM_TOOLS
 
 __all__ = [
     "call_plans",
@@ -62,6 +63,50 @@ class _Draft:
     """The parsed arguments when the text is a JSON object (valid or not)."""
     lone: bool = False
     """The value may hold lone surrogates (which a JSON value on the wire cannot)."""
+    kind: CallKind = "function"
+
+
+_CUSTOM_INPUTS = {custom.tool.name: custom for custom in CUSTOM_TOOLS}
+
+
+def _other_kind(draw: st.DrawFn, tool: Tool, tools: Sequence[Tool]) -> str | None:
+    """Half the time, for a call that must name no offered tool, a tool of the other kind
+    (V3: a function call naming a custom tool, or the reverse, names none), when one is."""
+    others = [other.name for other in tools if other.kind != tool.kind]
+    if not others or not draw(rarely(50)):
+        return None
+    label_draw("call: names a tool of the other kind")
+    return str(pick(draw, others))
+
+
+_CUSTOM_CALLS = sometimes("fits", ("refused", "other kind"), 50)
+"""What a call to a custom tool sends: an input its format takes, or (as often) one it refuses
+or a function call under the custom tool's name (V3: it names no offered function tool)."""
+
+
+def _custom_draft(draw: st.DrawFn, tool: Tool, tools: Sequence[Tool], outcome: str) -> _Draft:
+    """A call to the custom ``tool``: an input its format takes or one it refuses, or a
+    function call under its name; where the drafted outcome concerns the name or the absence
+    of text, that outcome instead."""
+    custom = _CUSTOM_INPUTS.get(tool.name)
+    fits, refused = (custom.fits, custom.refused) if custom is not None else (("",), ())
+    form = draw(_CUSTOM_CALLS) if outcome in ("valid", "malformed_json", "schema_violation") else ""
+    if form == "other kind":
+        label_draw("call: names a tool of the other kind")
+        text = json.dumps({"input": fits[0]})
+        return _Draft(tool.name, text, "unknown_tool", {"input": fits[0]})
+    refuse = form == "refused" and bool(refused)
+    text = "" if outcome == "no_arguments" else str(pick(draw, refused if refuse else fits))
+    label_draw("call: custom, input refused" if refuse else "call: custom")
+    name: str | None = tool.name
+    if outcome == "unknown_tool":
+        known = {tool.name for tool in tools}
+        name = _other_kind(draw, tool, tools) or pick(
+            draw, [n for n in _UNKNOWN_NAMES if n not in known] or ["x"]
+        )
+    elif outcome == "missing_name":
+        name = None
+    return _Draft(name, text, outcome, kind="custom")
 
 
 def _draft(draw: st.DrawFn, tools: Sequence[Tool], lone_surrogates: bool) -> _Draft:
@@ -69,6 +114,8 @@ def _draft(draw: st.DrawFn, tools: Sequence[Tool], lone_surrogates: bool) -> _Dr
     built per call)."""
     tool: Tool = pick(draw, tools)
     outcome, lone = _DRAFTS.draw(draw)
+    if tool.kind == "custom":
+        return _custom_draft(draw, tool, tools, outcome)
     if outcome == "schema_violation" and not violations(tool.parameters):
         outcome = "malformed_json"
     label_draw(f"call: {outcome}")
@@ -86,7 +133,9 @@ def _draft(draw: st.DrawFn, tools: Sequence[Tool], lone_surrogates: bool) -> _Dr
     name: str | None = tool.name
     if outcome == "unknown_tool":
         known = {tool.name for tool in tools}
-        name = pick(draw, [n for n in _UNKNOWN_NAMES if n not in known] or ["x"])
+        name = _other_kind(draw, tool, tools) or pick(
+            draw, [n for n in _UNKNOWN_NAMES if n not in known] or ["x"]
+        )
     elif outcome == "missing_name":
         name = None
     return _Draft(name, text, outcome, value, lone)
@@ -228,7 +277,14 @@ def _call(draw: st.DrawFn) -> CallPlan:
         pieces: tuple[str, ...] = (draft.arguments,) if draft.arguments else ()
     else:
         pieces = cut(draw, draft.arguments)
-    plan = CallPlan(draft.name, draft.arguments, pieces, id=f"call_{stream.count}", choice=choice)
+    plan = CallPlan(
+        draft.name,
+        draft.arguments,
+        pieces,
+        kind=draft.kind,
+        id=f"call_{stream.count}",
+        choice=choice,
+    )
     stream.count += 1
     if stream.quirky:
         plan = _metadata(
@@ -288,6 +344,10 @@ def _metadata(
     ordinary value, so a call's draws stay aligned while the shrinker simplifies."""
     legacy, id_policy, name_policy, suffix = _WHO.draw(draw)
     as_value, snapshots, extra, type_every, header_arguments = _HOW.draw(draw)
+    if plan.kind == "custom":
+        # The legacy function_call has no custom form; cumulative snapshots (C10) are a quirk
+        # of function arguments.
+        legacy = snapshots = False
     if zero_index:
         # Each call at index 0 must come with an id and a name to be told from the last one.
         legacy = False

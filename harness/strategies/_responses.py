@@ -19,10 +19,10 @@ from callstream.reference import Limits, Tool
 
 from ..core.spec import CallPlan, Ending, Noise, StreamSpec, Transport
 from ._calls import draw_call_plans
-from ._knobs import aim, between, flag, knobs, label_draw, one_in, rarely, sometimes
+from ._knobs import aim, between, flag, knobs, label_draw, one_in, rarely
 from ._oddities import draw_oddity, with_oddity
 from ._predictable import predictable
-from ._schemas import tools
+from ._schemas import CUSTOM_KNOB, tools, with_custom_tool
 
 __all__ = ["responses_stream_specs"]
 
@@ -65,6 +65,11 @@ def _as_item(plan: CallPlan, header: bool, shared: bool) -> CallPlan:
         extra_content=None,
     )
 
+
+_SHAPES = knobs(one_in("sequential", _SCHEDULES, 35), CUSTOM_KNOB)
+"""How the calls are scheduled (sequentially but about 35 times in a hundred) and which custom
+tool the stream offers besides its function tools (none but one stream in four), in one
+choice."""
 
 _TRANSPORTS = knobs(
     tuple((newline, 1) for newline in _NEWLINES),
@@ -147,7 +152,9 @@ def responses_stream_specs(
     """A Responses stream (the arguments are those of every generator; choices are always 1)."""
     oddity = draw_oddity(draw, _DIALECT)
     exposed = tuple(tool_set) if tool_set is not None else draw(tools())
-    schedule = draw(sometimes("sequential", _SCHEDULES, 35))
+    schedule, custom = _SHAPES.draw(draw)
+    if tool_set is None:
+        exposed = with_custom_tool(exposed, custom)
     drawn = draw_call_plans(draw, exposed, 1, schedule, max_calls, lone_surrogates)
     content, usage, keepalive, header, shared = _NOISES.draw(draw)
     shared = shared and len(drawn) > 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cache
 
 from hypothesis import strategies as st
@@ -11,12 +12,16 @@ from hypothesis import strategies as st
 from callstream.reference import Tool
 
 from ._json_text import CHARACTERS, strings
-from ._knobs import Schema, between, mostly_one_of, rarely, sometimes
+from ._knobs import Knob, Schema, between, label_draw, mostly_one_of, one_in, rarely, sometimes
 
 __all__ = [
+    "CUSTOM_KNOB",
+    "CUSTOM_TOOLS",
     "KEYS",
+    "CustomTool",
     "fresh_key",
     "tools",
+    "with_custom_tool",
 ]
 
 
@@ -141,3 +146,74 @@ def tools(min_size: int = 1, max_size: int = 3) -> st.SearchStrategy[tuple[Tool,
     strings; now and then a tool that takes no parameters (``properties: {}``, a bare
     ``{"type": "object"}``, ``{}`` or no schema at all)."""
     return _tools(min_size, max_size)
+
+
+@dataclass(frozen=True, slots=True)
+class CustomTool:
+    """A custom tool (free input text in a declared format), with inputs its format takes and
+    inputs it refuses."""
+
+    tool: Tool
+    fits: tuple[str, ...]
+    """Inputs the format takes (any text, for unconstrained text and a lark grammar, which the
+    rules leave unchecked)."""
+    refused: tuple[str, ...] = ()
+    """Inputs the format refuses: a regex the whole input does not match (V2)."""
+
+
+CUSTOM_TOOLS: tuple[CustomTool, ...] = (
+    CustomTool(
+        Tool.custom("apply_patch", {"type": "text"}),
+        (
+            "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n*** End Patch",
+            '{"looks": "like JSON", "but": "is text"}',
+            "naïve café 😀 \\u0041\r\nsecond line",
+        ),
+    ),
+    CustomTool(
+        Tool.custom(
+            "set_date",
+            {
+                "type": "grammar",
+                "grammar": {
+                    "syntax": "regex",
+                    "definition": r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])",
+                },
+            },
+        ),
+        ("2026-12-02", "1999-01-31"),
+        ("2026-13-01", "tomorrow", " 2026-12-02", "2026-12-0"),
+    ),
+    CustomTool(
+        Tool.custom(
+            "run_sql",
+            {
+                "type": "grammar",
+                "grammar": {
+                    "syntax": "lark",
+                    "definition": (
+                        'start: "SELECT " COLUMNS " FROM " NAME ";"\n'
+                        "COLUMNS: /[a-z_, *]+/\nNAME: /[a-z_]+/\n"
+                    ),
+                },
+            },
+        ),
+        ("SELECT city, units FROM weather;", "SELECT * FROM t;"),
+    ),
+)
+"""The custom tools a stream of a dialect that has them may offer besides its function tools
+(the corpus's ``apply_patch``, ``set_date`` and ``run_sql``): one of unconstrained text, one of
+a regex, one of a lark grammar."""
+
+CUSTOM_KNOB: Knob = one_in(None, tuple(range(len(CUSTOM_TOOLS))), 25)
+"""Which of :data:`CUSTOM_TOOLS` a stream offers besides its function tools, by position (None
+but one stream in four): a knob to fold into a dialect's :func:`knobs`."""
+
+
+def with_custom_tool(exposed: tuple[Tool, ...], which: int | None) -> tuple[Tool, ...]:
+    """``exposed``, and the custom tool ``which`` (a draw of :data:`CUSTOM_KNOB`) besides, for
+    the dialects that have custom tools (Chat Completions and Responses)."""
+    if which is None or any(tool.name == CUSTOM_TOOLS[which].tool.name for tool in exposed):
+        return exposed
+    label_draw(f"tools: custom {CUSTOM_TOOLS[which].tool.name}")
+    return (*exposed, CUSTOM_TOOLS[which].tool)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import cache
 from typing import Literal
 
@@ -12,6 +13,8 @@ from hypothesis.errors import InvalidArgument
 
 from callstream.reference import Limits, Tool
 
+from ..core.dialects.openai_chat.events import carries_call
+from ..core.rendering import render
 from ..core.spec import (
     CallPlan,
     Ending,
@@ -20,13 +23,15 @@ from ..core.spec import (
     StreamSpec,
     Transport,
 )
+from ..core.wire import data_lines, data_size
+from ..errors import PlanError
 from ._anthropic import anthropic_stream_specs
 from ._calls import draw_call_plans
 from ._knobs import Knobs, aim, between, flag, knobs, label_draw, one_in, rarely
 from ._oddities import draw_oddity, with_oddity
 from ._predictable import predictable
 from ._responses import responses_stream_specs
-from ._schemas import tools
+from ._schemas import CUSTOM_KNOB, tools, with_custom_tool
 
 __all__ = [
     "stream_specs",
@@ -177,11 +182,13 @@ def _transports(draw: st.DrawFn) -> Transport:
 
 @cache
 def _shapes(max_choices: int) -> Knobs:
-    """How many choices a stream has (one but about 15 times in a hundred) and how its calls
-    are scheduled (sequentially but about 35 times in a hundred), in one choice."""
+    """How many choices a stream has (one but about 15 times in a hundred), how its calls are
+    scheduled (sequentially but about 35 times in a hundred) and which custom tool it offers
+    besides its function tools (none but one stream in four), in one choice."""
     return knobs(
         one_in(1, tuple(range(2, max_choices + 1)) or (1,), 15),
         one_in("sequential", _SCHEDULES[1:], 35),
+        CUSTOM_KNOB,
     )
 
 
@@ -207,6 +214,31 @@ def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
     return Limits(max_argument_bytes=draw(between(1, max(1, largest))))
 
 
+def _sized(draw: st.DrawFn, spec: StreamSpec) -> StreamSpec:
+    """``spec`` under a ``max_event_size`` drawn from its own events (V5), its payloads over
+    several ``data:`` lines (T5: the size counts the LF between them): a few characters under
+    the first event that carries a call, within its line count (so that a reader that forgets
+    those LFs reads it), where every event before it fits; else the largest event's size
+    exactly, where every event fits."""
+    spec = replace(spec, transport=replace(spec.transport, multiline=True))
+    try:
+        events = render(spec).events
+    except PlanError:
+        return spec
+    sizes = [data_size(event, spec.transport) for event in events]
+    first = next((at for at, event in enumerate(events) if carries_call(event.data)), None)
+    if first is None:
+        return spec
+    lines = data_lines(events[first], spec.transport)
+    limit = sizes[first] - draw(between(1, max(1, lines - 1)))
+    if limit < max(sizes[:first], default=1):
+        label_draw("limits: max_event_size at the largest event")
+        limit = max(sizes)
+    else:
+        label_draw("limits: max_event_size under the first call's event")
+    return replace(spec, limits=Limits(max_event_size=limit))
+
+
 @st.composite
 def _stream_specs(
     draw: st.DrawFn,
@@ -217,7 +249,9 @@ def _stream_specs(
 ) -> StreamSpec:
     oddity = draw_oddity(draw, "openai-chat")
     exposed = tuple(tool_set) if tool_set is not None else draw(tools())
-    choices, schedule = _shapes(max_choices).draw(draw)
+    choices, schedule, custom = _shapes(max_choices).draw(draw)
+    if tool_set is None:
+        exposed = with_custom_tool(exposed, custom)
     calls = draw_call_plans(draw, exposed, choices, schedule, max_calls, lone_surrogates)
     if draw(rarely(8)):
         # The call names a tool the request did not offer: no tool at all is exposed.
@@ -233,6 +267,8 @@ def _stream_specs(
         transport=_transports(draw),
         limits=_limits(draw, calls),
     )
+    if spec.limits == Limits() and draw(rarely(6)):
+        spec = _sized(draw, spec)
     if not predictable(spec):
         reject()
     spec = with_oddity(oddity, spec)

@@ -37,6 +37,11 @@ _INCOMPLETE = {"max_output_tokens": Reason.TRUNCATED, "content_filter": Reason.F
 class ResponsesAssembler(BaseAssembler):
     """Assembles the tool calls of one Responses stream, correctly."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.added: set[str] = set()
+        """The item ids added so far."""
+
     def on_event(self, event: str, data: str) -> None:
         """One event, by its ``type``; ``[DONE]`` is ignored, an error fails the stream."""
         if self.ended or not data:
@@ -73,6 +78,10 @@ class ResponsesAssembler(BaseAssembler):
     def on_added(self, payload: dict[str, Any]) -> None:
         """A new output item; a call item opens a call at the next position."""
         item = payload.get("item") or {}
+        if item.get("id") in self.added:
+            raise StreamFailure(Reason.PROTOCOL_ERROR)  # the same item added twice (A5)
+        if item.get("id"):
+            self.added.add(item["id"])
         field = _CALL_ITEMS.get(str(item.get("type")))
         if field is None:
             self.item_index(payload, None)

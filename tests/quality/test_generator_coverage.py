@@ -50,28 +50,28 @@ _ODDITY = _RARE + "an oddity (strategies._oddities, 4 % a stream), under the flo
 _CHAT = {
     "id.late": "no id policy sends the id after the first delta",
     "name.changed": "no name policy changes the name (a new call at the index is C2)",
-    "chat.custom-call": "tools() draws function tools only",
-    "id.shared": _ODDITY + " (only where the first call sends an id)",
+    "args.lone-surrogate-escape": _LONE,
+    "done.not-last": _ODDITY + " (after_done)",
 }
 _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
     "id.shared": "ids are drawn distinct",
     "anthropic.no-message-start": _NO_KNOB,
     "args.lone-surrogate-escape": _LONE,
+    "calls.no-tools": _ODDITY + " (the tenth of eleven, which this sample draws least)",
 }
 _RESPONSES = {
     "id.late": "no id policy sends the call_id after output_item.added",
-    "id.shared": "ids are drawn distinct",
     "id.changed": _NO_KNOB + " (a call_id that changes between added and done)",
     "name.late": _NO_KNOB + " (a name first in output_item.done)",
     "name.changed": _NO_KNOB,
     "index.missing": _NO_KNOB + " (an event without output_index)",
     "index.gap": _NO_KNOB + " (output indices past a gap)",
-    "responses.custom-call": "tools() draws function tools only",
     "responses.item-mismatch": _NO_KNOB + " (R8)",
     "responses.done-mismatch": _NO_KNOB + " (R1)",
     "responses.done-only": "a plan's fragments must concatenate to its arguments (R1)",
     "args.lone-surrogate-escape": _LONE,
+    "responses.sequence-gap": _ODDITY,
     "sse.non-json-data": _NO_KNOB + " (the oddity error_text is chat's and Anthropic's)",
 }
 

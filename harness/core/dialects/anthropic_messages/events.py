@@ -26,7 +26,8 @@ What of the plan the dialect reads, and how:
 ``oddity`` (:data:`ODDITIES`) adds an event of an unknown type after ``message_start``, a delta
 of an unknown type in the first block, a delta for a block never started before the last
 block's stop, a tool_use block after ``message_stop``, an ``event: ping`` over the first input
-fragment, or a ``[DONE]`` line at the end.
+fragment, a ``[DONE]`` line at the end, or leaves the last tool_use block without its
+``content_block_stop``.
 
 Everything else of the plan is openai-chat's and has no meaning here: the expectation refuses it
 (:class:`~callstream.errors.PlanError`).
@@ -127,6 +128,7 @@ ODDITIES = (
     "event_mismatch",
     "done_line",
     "error_text",
+    "no_block_stop",
 )
 """The oddities (``StreamSpec.oddity``) an anthropic-messages plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -152,6 +154,8 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         at = stop
         stray = _delta(stray_index(spec), {"type": "input_json_delta", "partial_json": "}"})
         return [*events[:at], _event(stray), *events[at:]]
+    if oddity == "no_block_stop" and stop is not None:
+        return [*events[:stop], *events[stop + 1 :]]
     if oddity == "after_stop":
         index = stray_index(spec)
         name = spec.tools[0].name if spec.tools else "get_weather"

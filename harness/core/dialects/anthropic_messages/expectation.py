@@ -181,6 +181,9 @@ def _check_oddity(spec: StreamSpec) -> None:
     if oddity == "error_text" and (ending.error is None or spec.transport.unnamed):
         # Unnamed, text is no error event: only ``event: error`` says that it is one (T4).
         raise PlanError("error_text needs an error ending sent as event: error")
+    if oddity == "no_block_stop" and not (spec.calls and ending.error is None):
+        # An error ending already sends the error where the last block's stop would be.
+        raise PlanError("no_block_stop needs a tool_use block and no error ending")
     if oddity == "stray_delta" and not ends_plainly:
         raise PlanError("stray_delta needs the last block's stop, and an ending that arrives")
 

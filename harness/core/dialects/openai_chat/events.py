@@ -20,6 +20,7 @@ __all__ = [
     "ERROR_TEXT",
     "ODDITIES",
     "USAGE",
+    "carries_call",
     "chat_chunk",
     "delta_choice",
     "odd_events",
@@ -322,3 +323,13 @@ def _error(shape: str) -> Event:
         }
         return Event(chat_chunk([delta_choice(0, {"content": ""}, "error")], envelope=payload))
     return Event({"error": {"message": message, "type": "server_error"}}, event="error")
+
+
+def carries_call(data: Any) -> bool:
+    """Whether a chunk's payload carries a tool-call delta (or a legacy ``function_call``)."""
+    if not isinstance(data, dict):
+        return False
+    return any(
+        choice.get("delta", {}).get("tool_calls") or choice.get("delta", {}).get("function_call")
+        for choice in data.get("choices") or []
+    )

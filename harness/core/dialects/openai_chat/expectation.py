@@ -20,8 +20,8 @@ from ....errors import PlanError
 from ....rules import OPENAI_CHAT_QUIRKS, QuirkId, quirk_code
 from ...completion import Completer, Deviation
 from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
-from ...wire import Rendered
-from .events import ODDITIES
+from ...wire import Rendered, data_size
+from .events import ODDITIES, carries_call
 
 __all__ = ["expect_openai_chat"]
 
@@ -57,6 +57,9 @@ class _Derivation:
         spec = self.spec
         self._stream_findings()
         self._check_plan()
+        unread = self._past_event_size()
+        if unread is not None:
+            return unread
         positions: dict[int, int] = {}
         wire_seen: dict[int, dict[int, str | None]] = {}
         calls = []
@@ -123,7 +126,7 @@ class _Derivation:
         spec, ending = self.spec, self.spec.ending
         if ending.cut:
             last = self.rendered.events[-1] if self.rendered.events else None
-            if spec.choices != 1 or last is None or _carries_delta(last.data):
+            if spec.choices != 1 or last is None or carries_call(last.data):
                 raise PlanError(
                     "ending.cut must cut an event after the calls' deltas, with one choice"
                 )
@@ -140,6 +143,36 @@ class _Derivation:
                 ]
                 if len(wires) != len(set(wires)):
                     raise PlanError("an index reused by several calls cannot be interleaved")
+
+    def _past_event_size(self) -> Expected | None:
+        """With an event past ``max_event_size``, the stream fails there, ``too_large`` (V5):
+        predicted where that event is the first to carry a call, so no call has begun and none
+        is released, and only what came before it is recorded. None when every event fits."""
+        spec, noise = self.spec, self.spec.noise
+        limit = spec.limits.max_event_size
+        if limit == Limits().max_event_size:
+            return None
+        events = self.rendered.events
+        over = next(
+            (at for at, event in enumerate(events) if data_size(event, spec.transport) > limit),
+            None,
+        )
+        if over is None:
+            return None
+        if not carries_call(events[over].data) or any(
+            carries_call(event.data) for event in events[:over]
+        ):
+            raise PlanError("an event past max_event_size must be the first that carries a call")
+        if noise.role_every or noise.usage_every or spec.ending.cut or spec.oddity is not None:
+            # What these record may come at or after that event.
+            raise PlanError("an event past max_event_size with findings at or after it")
+        before = {
+            _QUIRK["C21"]: noise.empty_first,
+            _QUIRK["C31"]: noise.content is not None
+            and any(mark in noise.content for mark in _MARKUP),
+            _QUIRK["T6"]: spec.transport.empty_data,
+        }
+        return Expected((), frozenset(quirk for quirk, seen in before.items() if seen))
 
     def _check_oddity(self) -> None:
         """Refuse an oddity the dialect does not send, or one this stream cannot show."""
@@ -200,7 +233,7 @@ class _Derivation:
 
     def _stream_findings(self) -> None:
         spec, noise, ending = self.spec, self.spec.noise, self.spec.ending
-        if noise.role_every:
+        if noise.role_every and self._role_repeated():
             self.findings.add(_QUIRK["C29"])
         if noise.usage_every and self._usage_beside_choices():
             self.findings.add(_QUIRK["C23"])
@@ -233,6 +266,21 @@ class _Derivation:
         if spec.transport.empty_data:
             self.findings.add(_QUIRK["T6"])
 
+    def _role_repeated(self) -> bool:
+        """Whether a choice has ``role`` on two deltas that are read (quirk C29): a stream
+        without calls may send it once, and nothing after ``[DONE]`` or cut off is read."""
+        events = self.rendered.events[:-1] if self.spec.ending.cut else self.rendered.events
+        seen: dict[Any, int] = {}
+        for event in events:
+            if event.data == "[DONE]":
+                break
+            if not isinstance(event.data, dict):
+                continue
+            for entry in event.data.get("choices") or ():
+                if isinstance(entry, dict) and "role" in (entry.get("delta") or {}):
+                    seen[entry.get("index")] = seen.get(entry.get("index"), 0) + 1
+        return any(count > 1 for count in seen.values())
+
     def _usage_beside_choices(self) -> bool:
         """Whether a chunk that arrives carries usage beside its choices (quirk C23): with no
         call, no role and no text, an error may come before any chunk with choices."""
@@ -258,12 +306,17 @@ class _Derivation:
         else:
             wire = position if plan.index is None else plan.index
             if wire in seen:
+                named = plan.name is not None and plan.name_policy in ("once", "every")
+                if None in (seen[wire], self._id(plan)) or not named:
+                    # Without a new id and its name on its first delta, a delta at a used
+                    # index continues the call there (C2).
+                    raise PlanError("a new call at a used index needs an id and a name at once")
                 self.findings.add(_QUIRK["C2"])
                 rejected = rejected or "C2"
             elif wire != len(seen):
                 self.findings.add(_QUIRK["C14"])
                 rejected = rejected or "C14"
-            seen[wire] = plan.id
+            seen[wire] = self._id(plan)
         several = self._deltas(plan) > 1
         if plan.id_policy == "every" and several and plan.id is not None:
             self.findings.add(_QUIRK["C4"])
@@ -358,12 +411,3 @@ class _Derivation:
         if plan.id_policy == "numeric":
             return None if self.strict else str(int.from_bytes(plan.id.encode()[:4], "big"))
         return plan.id
-
-
-def _carries_delta(data: Any) -> bool:
-    if not isinstance(data, dict):
-        return False
-    return any(
-        choice.get("delta", {}).get("tool_calls") or choice.get("delta", {}).get("function_call")
-        for choice in data.get("choices") or []
-    )

@@ -20,11 +20,14 @@ How the plan's knobs read in this dialect (anything else is a :class:`PlanError`
   ``after_finish`` sends ``duplicate_finish`` (a second terminal) or ``late_delta``; ``cut``
   stops inside the last event. ``ending.done`` is not used: ``[DONE]`` is no Responses event.
 - ``oddity`` (:data:`ODDITIES`): no ``response.created``, a ``sequence_number`` gap, the first
-  call item added under another ``event:`` name, a ``[DONE]`` line at the end.
+  call item added under another ``event:`` name, a ``[DONE]`` line at the end, the first call
+  item without an id (its events without ``item_id``), the first call item added again or a
+  Chat Completions chunk after the last call's ``output_item.added``.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -34,11 +37,13 @@ from ...spec import CallPlan, StreamSpec
 from ...wire import Event
 
 __all__ = [
+    "CHAT_CHUNK",
     "MISNAMED",
     "ODDITIES",
     "RESPONSE",
     "USAGE",
     "call_item_id",
+    "failure_at",
     "odd_events",
     "output_indices",
     "plan_events",
@@ -142,11 +147,28 @@ def plan_events(spec: StreamSpec) -> Iterator[Event]:
         yield event
 
 
-ODDITIES = ("event_mismatch", "done_line", "no_created", "sequence_gap")
+ODDITIES = (
+    "event_mismatch",
+    "done_line",
+    "no_created",
+    "sequence_gap",
+    "no_item_id",
+    "added_twice",
+    "untyped_event",
+)
 """The oddities (``StreamSpec.oddity``) an openai-responses plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
 MISNAMED = "response.in_progress"
 """The ``event:`` name ``event_mismatch`` gives an event of another type."""
+CHAT_CHUNK: dict[str, Any] = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion.chunk",
+    "created": 1764633600,
+    "model": "gpt-5-mini",
+    "choices": [{"index": 0, "delta": {"content": "Paris"}, "finish_reason": None}],
+}
+"""The Chat Completions chunk (no ``type``) ``untyped_event`` sends, as a gateway that mixes the
+two APIs would."""
 
 
 def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
@@ -159,14 +181,50 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         return [*events[:at], replace(events[at], event=MISNAMED), *events[at + 1 :]]
     if spec.oddity == "done_line":
         return [*events, Event("[DONE]")]
+    if spec.oddity == "no_item_id" and spec.calls:
+        return [_without_item_id(event, call_item_id(spec.calls[0], 0)) for event in events]
+    failing = failure_at(spec, events)
+    if failing is not None and spec.oddity == "added_twice":
+        first = call_item_id(spec.calls[0], 0)
+        added = next(event for event in events if _adds_call(event, first))
+        again = Event(copy.deepcopy(added.data), added.event)
+        return [*events[:failing], again, *events[failing:]]
+    if failing is not None and spec.oddity == "untyped_event":
+        return [*events[:failing], Event(copy.deepcopy(CHAT_CHUNK)), *events[failing:]]
     return events
 
 
-def _adds_call(event: Event) -> bool:
-    """Whether ``event`` is the ``output_item.added`` of a call item."""
-    return event.data.get("type") == "response.output_item.added" and event.data["item"].get(
-        "type"
-    ) in ("function_call", "custom_tool_call")
+def failure_at(spec: StreamSpec, events: Sequence[Event]) -> int | None:
+    """Where ``added_twice`` and ``untyped_event`` send the event that fails the stream: after
+    the last call's ``output_item.added``, as ``sequence_gap`` skips a number (every call is on
+    the wire, the last one open)."""
+    if spec.oddity not in ("added_twice", "untyped_event"):
+        return None
+    return sequence_gap_at(spec, events)
+
+
+def _without_item_id(event: Event, item_id: str) -> Event:
+    """``event`` without the item id ``item_id`` (``item.id`` or ``item_id``), where it has it."""
+    data = event.data
+    if not isinstance(data, dict):
+        return event
+    item = data.get("item")
+    if isinstance(item, dict) and item.get("id") == item_id:
+        bare = {key: value for key, value in item.items() if key != "id"}
+        return replace(event, data={**data, "item": bare})
+    if data.get("item_id") == item_id:
+        return replace(event, data={k: v for k, v in data.items() if k != "item_id"})
+    return event
+
+
+def _adds_call(event: Event, item_id: str | None = None) -> bool:
+    """Whether ``event`` is the ``output_item.added`` of a call item (of ``item_id``, if given)."""
+    if event.data.get("type") != "response.output_item.added":
+        return False
+    item = event.data["item"]
+    if item_id is not None and item.get("id") != item_id:
+        return False
+    return item.get("type") in ("function_call", "custom_tool_call")
 
 
 def sequence_gap_at(spec: StreamSpec, events: Sequence[Event]) -> int | None:

@@ -22,7 +22,14 @@ from ....rules import OPENAI_RESPONSES_QUIRKS, QuirkId, quirk_code
 from ...completion import Completer, Deviation
 from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
 from ...wire import Rendered
-from .events import ODDITIES, check_plan, output_indices, sequence_gap_at, terminal_kind
+from .events import (
+    ODDITIES,
+    check_plan,
+    failure_at,
+    output_indices,
+    sequence_gap_at,
+    terminal_kind,
+)
 
 __all__ = ["expect_openai_responses"]
 
@@ -80,10 +87,16 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
         findings.add(_QUIRK["R5"])  # [DONE] is no Responses event: recorded and ignored (D49)
     if spec.oddity == "event_mismatch" and not spec.transport.unnamed:
         findings.add(_QUIRK["T8"])
+    if spec.oddity == "no_item_id":
+        findings.add(_QUIRK["R8"])  # routed by output_index (D40)
+    # An item added twice, or an event that is no Responses event, fails the stream (A5, T3).
+    failure = failure_at(spec, events)
     calls = []
     indices = output_indices(spec)
     for number, plan in enumerate(spec.calls):
         rejected = _quirks(plan, number, indices, spec.noise.content is not None, findings)
+        if number == 0 and spec.oddity == "no_item_id":
+            rejected = rejected or "R8"
         base: dict[str, Any] = {
             "index": number,
             "name": plan.name,
@@ -93,6 +106,10 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
             base["id"] = plan.id
         if indices[number] != number:
             base["wire_index"] = indices[number]
+        if failure is not None and not _bounded_before(rendered, number, failure):
+            base.pop("arguments_text")
+            calls.append(ExpectedCall("rejected", "protocol_error", **base))
+            continue
         if strict and gap is not None and not _bounded_before(rendered, number, gap):
             # Strict fails the stream at the gap: what no boundary completed before it (D51).
             base.pop("arguments_text")
@@ -135,6 +152,21 @@ def _check_oddity(spec: StreamSpec, terminal: str | None) -> None:
     ):
         # The strict profile stops reading at the gap: what would be recorded after it is not.
         raise PlanError("sequence_gap needs calls free of quirks and a plain ending")
+    if oddity in ("added_twice", "untyped_event") and not (
+        spec.calls
+        and not ending.cut
+        and terminal != "response.done"
+        and ending.error != "nested"
+        and not ending.after_finish
+    ):
+        # The stream fails at the event: what would be recorded after it is not.
+        raise PlanError(f"{oddity} needs calls and a plain ending")
+    if oddity == "no_item_id":
+        indices = output_indices(spec)
+        taken = [*([0] if spec.noise.content is not None else []), *indices[1:]]
+        if not spec.calls or indices[0] in taken:
+            # Routed by output_index, the item must be the only one at its index.
+            raise PlanError("no_item_id needs a first call alone at its output_index")
 
 
 def _quirks(
