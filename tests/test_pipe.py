@@ -182,18 +182,22 @@ def test_one_program_serves_stream_after_stream() -> None:
     assert factory.pid is None
 
 
+_READY = {
+    "choice": 0,
+    "index": 0,
+    "id": "call_1",
+    "name": "get_weather",
+    "arguments_text": "{}",
+    "arguments": {},
+    "status": "ready",
+    "reason": None,
+}
+"""A ready result as a program sends it over the pipe."""
+
+
 def test_the_schema_describes_every_message_both_ways() -> None:
     """Well-formed requests and answers pass; a broken one is named by its JSON path."""
-    result = {
-        "choice": 0,
-        "index": 0,
-        "id": "call_1",
-        "name": "get_weather",
-        "arguments_text": "{}",
-        "arguments": {},
-        "status": "ready",
-        "reason": None,
-    }
+    result = dict(_READY)
     assert pipe_schema()["$id"] == "urn:callstream:pipe:1"
     assert protocol_problem({"cmd": "feed", "seq": "opaque", "data": "ZGF0YQ=="}, "request") is None
     assert protocol_problem({"cmd": "stop"}, "request") is None
@@ -216,16 +220,7 @@ def test_the_schema_describes_every_message_both_ways() -> None:
 
 def test_a_result_may_say_whether_its_id_was_made_up_or_leave_it_unsaid() -> None:
     """``synthetic_id`` is optional: true, false or null pass the schema; nothing else does."""
-    result = {
-        "choice": 0,
-        "index": 0,
-        "id": "call_1",
-        "name": "get_weather",
-        "arguments_text": "{}",
-        "arguments": {},
-        "status": "ready",
-        "reason": None,
-    }
+    result = dict(_READY)
     for flag in (True, False, None):
         answer = {"seq": 3, "results": [result | {"synthetic_id": flag}]}
         assert protocol_problem(answer, "feed") is None

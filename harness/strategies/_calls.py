@@ -84,6 +84,19 @@ _CUSTOM_CALLS = sometimes("fits", ("refused", "other kind"), 50)
 or a function call under the custom tool's name (V3: it names no offered function tool)."""
 
 
+def _drafted_name(draw: st.DrawFn, tool: Tool, tools: Sequence[Tool], outcome: str) -> str | None:
+    """The name a call to ``tool`` sends: its own, none (``missing_name``), or for
+    ``unknown_tool`` a tool of the other kind or a name no tool has."""
+    if outcome == "unknown_tool":
+        known = {tool.name for tool in tools}
+        return _other_kind(draw, tool, tools) or pick(
+            draw, [n for n in _UNKNOWN_NAMES if n not in known] or ["x"]
+        )
+    if outcome == "missing_name":
+        return None
+    return tool.name
+
+
 def _custom_draft(draw: st.DrawFn, tool: Tool, tools: Sequence[Tool], outcome: str) -> _Draft:
     """A call to the custom ``tool``: an input its format takes or one it refuses, or a
     function call under its name; where the drafted outcome concerns the name or the absence
@@ -98,14 +111,7 @@ def _custom_draft(draw: st.DrawFn, tool: Tool, tools: Sequence[Tool], outcome: s
     refuse = form == "refused" and bool(refused)
     text = "" if outcome == "no_arguments" else str(pick(draw, refused if refuse else fits))
     label_draw("call: custom, input refused" if refuse else "call: custom")
-    name: str | None = tool.name
-    if outcome == "unknown_tool":
-        known = {tool.name for tool in tools}
-        name = _other_kind(draw, tool, tools) or pick(
-            draw, [n for n in _UNKNOWN_NAMES if n not in known] or ["x"]
-        )
-    elif outcome == "missing_name":
-        name = None
+    name = _drafted_name(draw, tool, tools, outcome)
     return _Draft(name, text, outcome, kind="custom")
 
 
@@ -130,14 +136,7 @@ def _draft(draw: st.DrawFn, tools: Sequence[Tool], lone_surrogates: bool) -> _Dr
         return _Draft(tool.name, invalid.text, outcome, value, lone)
     value = draw_value(draw, tool.parameters, lone)
     text = spell(draw, value)
-    name: str | None = tool.name
-    if outcome == "unknown_tool":
-        known = {tool.name for tool in tools}
-        name = _other_kind(draw, tool, tools) or pick(
-            draw, [n for n in _UNKNOWN_NAMES if n not in known] or ["x"]
-        )
-    elif outcome == "missing_name":
-        name = None
+    name = _drafted_name(draw, tool, tools, outcome)
     return _Draft(name, text, outcome, value, lone)
 
 
