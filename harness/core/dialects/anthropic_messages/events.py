@@ -40,7 +40,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ...spec import CallPlan, StreamSpec
+from ...spec import CallPlan, Oddity, StreamSpec
 from ...wire import Event
 
 __all__ = [
@@ -120,7 +120,7 @@ def plan_events(spec: StreamSpec) -> Iterator[Event]:
     return iter(odd_events(spec, events) if spec.oddity is not None else events)
 
 
-ODDITIES = (
+ODDITIES: tuple[Oddity, ...] = (
     "unknown_event",
     "unknown_delta",
     "stray_delta",

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...spec import CallPlan, StreamSpec
+from ...spec import CallPlan, Oddity, StreamSpec
 from ...wire import Event
 
 __all__ = [
@@ -73,7 +73,13 @@ def plan_events(spec: StreamSpec) -> Iterator[Event]:
     return iter(odd_events(spec, events) if spec.oddity is not None else events)
 
 
-ODDITIES = ("after_done", "delta_missing", "text_with_call", "null_fields", "error_text")
+ODDITIES: tuple[Oddity, ...] = (
+    "after_done",
+    "delta_missing",
+    "text_with_call",
+    "null_fields",
+    "error_text",
+)
 """The oddities (``StreamSpec.oddity``) an openai-chat plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
 _TEXT_WITH_CALL = "Let me check."

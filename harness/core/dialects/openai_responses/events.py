@@ -33,7 +33,7 @@ from dataclasses import replace
 from typing import Any
 
 from ....errors import PlanError
-from ...spec import CallPlan, StreamSpec
+from ...spec import CallPlan, Oddity, StreamSpec
 from ...wire import Event
 
 __all__ = [
@@ -147,7 +147,7 @@ def plan_events(spec: StreamSpec) -> Iterator[Event]:
         yield event
 
 
-ODDITIES = (
+ODDITIES: tuple[Oddity, ...] = (
     "event_mismatch",
     "done_line",
     "no_created",
