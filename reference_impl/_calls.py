@@ -81,7 +81,7 @@ class CallSlot:
         self._fragments: list[str] = []
         self._packed = 0  # leading entries of _fragments that are already joined batches
         self.size = 0  # UTF-8 bytes buffered
-        self.snapshot = False  # cumulative-snapshot mode latched (C10, opt-in)
+        self.snapshot = False  # a snapshot was read, C10 recorded (opt-in)
         self.final = False
         self.extras: Mapping[str, Any] | None = None
 
@@ -178,25 +178,26 @@ class CallBook:
         if slot.final or not fragment:
             return
         if self.snapshots and slot.received_arguments:
+            # On a route that opts in, every fragment after the first is a snapshot: one that
+            # extends the text so far replaces it, one that does not rejects the call (C10).
             current = slot.text
-            if slot.snapshot or fragment.startswith(current):
-                if not fragment.startswith(current):
-                    self.reject(
-                        slot,
-                        Reason.MALFORMED_JSON,
-                        "cumulative snapshot does not extend the previous one",
-                    )
-                    return
-                if not slot.snapshot:
-                    slot.snapshot = True
-                    self.findings.met(
-                        "snapshots",
-                        "arguments sent as cumulative snapshots",
-                        slot.choice,
-                        slot.index,
-                    )
-                slot.clear()
-                slot.size = 0
+            if not fragment.startswith(current):
+                self.reject(
+                    slot,
+                    Reason.MALFORMED_JSON,
+                    "cumulative snapshot does not extend the previous one",
+                )
+                return
+            if not slot.snapshot:
+                slot.snapshot = True
+                self.findings.met(
+                    "snapshots",
+                    "arguments sent as cumulative snapshots",
+                    slot.choice,
+                    slot.index,
+                )
+            slot.clear()
+            slot.size = 0
         size = _utf8_len(fragment)
         room = self.limits.max_argument_bytes - slot.size
         if size > room:
