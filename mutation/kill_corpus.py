@@ -2,7 +2,9 @@
 
 Every scenario of the built-in corpus (``scenarios/openai-chat``, ``anthropic-messages``,
 ``openai-responses`` and ``regressions``), each read in its own dialect under each profile it
-runs in, against the reference as it now stands on disk, under the fast splittings only:
+runs in, against the reference as it now stands on disk, built with the route opt-ins the
+scenario is written for (``reference_for``: a scenario of a route that opts in to snapshots runs
+on ``Assembler(snapshots=True)``), under the fast splittings only:
 ``whole``, one seeded ``random`` splitting, and the explicit ``offsets`` splittings a scenario
 declares (they are few and aimed). ``bytes`` and ``pairs`` are left out: they multiply the run
 time of a surviving mutant by the stream's length and seldom kill what the others leave alive.
@@ -32,7 +34,7 @@ from functools import partial  # noqa: E402
 from callstream.core.case import run_case, splittings_of  # noqa: E402
 from callstream.core.spec import Scenario, Splitting  # noqa: E402
 from callstream.corpus.scenario import default_corpus, load_scenarios  # noqa: E402
-from callstream.implementations import reference, reference_strict  # noqa: E402
+from callstream.implementations import reference_for  # noqa: E402
 
 SEED = 1
 """The seed of the one random splitting every scenario runs under."""
@@ -72,10 +74,10 @@ def main(argv: list[str]) -> int:
         with open(argv[1], "wb") as handle:
             pickle.dump(scenarios, handle)
         return 0
-    factories = {"lenient": reference, "strict": reference_strict}
     for scenario in scenarios:
         for profile in scenario.profiles:
-            factory = partial(factories[profile], dialect=scenario.spec.dialect)
+            route = reference_for(profile, scenario.opt_ins)
+            factory = partial(route, dialect=scenario.spec.dialect)
             for splitting in fast_splittings(scenario):
                 result = run_case(scenario, profile, splitting, factory)
                 if result.outcome != "passed":

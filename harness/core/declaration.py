@@ -1,4 +1,5 @@
-"""What an implementation exposes: its :class:`Declaration` (observables, profile, dialect) and
+"""What an implementation exposes: its :class:`Declaration` (observables, profile, dialect,
+route opt-ins) and
 the :class:`Implementation` a connectable loads into. The bottom of the connect layer:
 ``callstream.connect.connectables`` (which loads connectables), ``callstream.connect.pipe`` and
 ``callstream.connect.adapters`` all build on it."""
@@ -19,6 +20,7 @@ from .spec import Scenario
 
 __all__ = [
     "OBSERVABLES",
+    "OPT_INS",
     "PROFILES",
     "Applicability",
     "Declaration",
@@ -46,16 +48,29 @@ OBSERVABLES: dict[str, str] = {
 """What an implementation can expose, each with what it means. A check runs where the
 observables it reads are exposed."""
 
+OPT_INS: dict[str, str] = {
+    "snapshots": "each argument fragment is read as a cumulative snapshot of the text so far "
+    "(quirk openai-chat/C10)",
+    "repair_json": "arguments that are one JSON value repeated, or that lost their closing "
+    "brackets, are repaired (quirks openai-chat/C11, openai-chat/C12)",
+}
+"""The per-route opt-ins outside the profiles (rule A2), each with what it changes. A route
+that opts in is its own configuration: it runs the scenarios written for exactly its opt-ins
+(D74), under the lenient profile (D75)."""
+
 Applicability = Literal["unsupported", "not_applicable"]
 
 
 @dataclass(frozen=True, slots=True)
 class Declaration:
-    """What an implementation exposes, the profile it follows and the dialects it reads."""
+    """What an implementation exposes, the profile it follows, the dialects it reads and the
+    route opt-ins it reads them with."""
 
     profile: str = "lenient"
     dialects: tuple[str, ...] = ("openai-chat",)
     observables: frozenset[str] = frozenset(OBSERVABLES)
+    opt_ins: frozenset[str] = frozenset()
+    """The per-route opt-ins (keys of :data:`OPT_INS`) it runs with; empty for a plain route."""
 
     def exposes(self, observable: str) -> bool:
         """True when ``observable`` (a key of :data:`OBSERVABLES`) is exposed."""
@@ -63,14 +78,17 @@ class Declaration:
 
     def skips(self, scenario: Scenario) -> tuple[Applicability, str] | None:
         """Why ``scenario`` is not run on this implementation, or None when it is: another
-        dialect or profile (``not_applicable``), or several choices where the implementation
-        assembles one (``unsupported``, a declared non-feature)."""
+        dialect, other route opt-ins or another profile (``not_applicable``), or several
+        choices where the implementation assembles one (``unsupported``, a declared
+        non-feature)."""
         if scenario.spec.dialect not in self.dialects:
             read = " and ".join(self.dialects)
             return "not_applicable", (
                 f"the implementation reads the {read} dialect; "
                 f"the scenario is in {scenario.spec.dialect}"
             )
+        if scenario.opt_ins != self.opt_ins:
+            return "not_applicable", _other_route(self.opt_ins, scenario.opt_ins)
         if self.profile not in scenario.profiles:
             listed = ", ".join(scenario.profiles) or "none"
             return "not_applicable", (
@@ -84,12 +102,36 @@ class Declaration:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        """The declaration as reports show it (and as an implementation writes it)."""
-        return {
+        """The declaration as reports show it (and as an implementation writes it); a plain
+        route's has no ``opt_ins``."""
+        written: dict[str, Any] = {
             "profile": self.profile,
             "dialects": list(self.dialects),
             "observables": [name for name in OBSERVABLES if name in self.observables],
         }
+        if self.opt_ins:
+            written["opt_ins"] = [name for name in OPT_INS if name in self.opt_ins]
+        return written
+
+
+def _other_route(declared: frozenset[str], wanted: frozenset[str]) -> str:
+    """Why a scenario written for the route opt-ins ``wanted`` does not run on an
+    implementation that declares ``declared`` (D74)."""
+    if not wanted:
+        return (
+            f"the implementation's route opts in to {_listed(declared)}, a configuration of its "
+            "own; the scenario is for a route without opt-ins (D74)"
+        )
+    route = "declares no route opt-in" if not declared else f"opts in to {_listed(declared)} only"
+    return (
+        f"the scenario is for a route that opts in to {_listed(wanted)}; "
+        f"the implementation {route} (D74)"
+    )
+
+
+def _listed(opt_ins: frozenset[str]) -> str:
+    """``snapshots and repair_json``, in the order of :data:`OPT_INS`."""
+    return " and ".join(name for name in OPT_INS if name in opt_ins)
 
 
 def choice_count(scenario: Scenario) -> int:
@@ -137,6 +179,7 @@ def declaration_from(raw: Any, where: str) -> Declaration:
         raw.get("profile", "lenient"),
         _dialects(raw),
         frozenset(raw.get("observables", OBSERVABLES)),
+        frozenset(raw.get("opt_ins", ())),
     )
 
 
@@ -160,7 +203,7 @@ def declaration_problems(raw: Any, where: str) -> list[str]:
             "on every rule whose effect it exposes; declare 'observables' instead"
         ]
     problems = []
-    keys = ("profile", "dialect", "dialects", "observables")
+    keys = ("profile", "dialect", "dialects", "observables", "opt_ins")
     if unknown := sorted(set(raw) - set(keys)):
         hint = _did_you_mean(unknown, keys)
         problems.append(f"{where} has unknown keys {unknown}; known: {', '.join(keys)}{hint}")
@@ -202,6 +245,15 @@ def declaration_problems(raw: Any, where: str) -> list[str]:
         problems.append(
             f"{where}['observables'] names {', '.join(map(repr, bad))}; "
             f"observables are {', '.join(OBSERVABLES)}{hint}"
+        )
+    opt_ins = raw.get("opt_ins", [])
+    if not isinstance(opt_ins, list | tuple) or not all(isinstance(name, str) for name in opt_ins):
+        problems.append(f"{where}['opt_ins'] must be a list such as ['snapshots']")
+    elif bad := [name for name in opt_ins if name not in OPT_INS]:
+        hint = _did_you_mean(bad, OPT_INS)
+        problems.append(
+            f"{where}['opt_ins'] names {', '.join(map(repr, bad))}; "
+            f"route opt-ins are {', '.join(OPT_INS)}{hint}"
         )
     return problems
 

@@ -296,5 +296,8 @@ class Scenario:
     profiles: tuple[str, ...] = ("lenient", "strict")
     splittings: tuple[Splitting, ...] = ()
     """Empty means the default set (whole, bytes, pairs, 5 random)."""
+    opt_ins: frozenset[str] = frozenset()
+    """The per-route opt-ins (rule A2: ``snapshots``, ``repair_json``) of the route the stream
+    is read on; it runs only on an implementation that declares exactly these (D74)."""
     source: str = ""
     """``path:line`` where the scenario is defined."""

@@ -292,6 +292,9 @@ class _Builder:
         quirks = DIALECTS[dialect].quirks
         self._known(("quirks",), raw.get("quirks", ()), quirks, _not_a_quirk(dialect))
         profiles = tuple(raw.get("profiles", PROFILES))
+        opt_ins = frozenset(raw.get("opt_ins", ()))
+        if opt_ins:
+            self._opted_in(raw, profiles)
         choices = raw.get("choices", 1)
         calls = raw.get("calls", ())
         spec = StreamSpec(
@@ -320,6 +323,7 @@ class _Builder:
             kind=raw.get("kind", "must"),
             profiles=profiles,
             splittings=_splittings(raw.get("splittings", ())),
+            opt_ins=opt_ins,
             source=f"{self.source.path}:{self.source.lines[self.base]}",
         )
         if not self.failed:
@@ -412,6 +416,22 @@ class _Builder:
         except binascii.Error as exc:
             self.problem(("sse_base64",), f"not base64: {exc}")
             return None
+
+    def _opted_in(self, raw: Mapping[str, Any], profiles: tuple[str, ...]) -> None:
+        """A route that opts in is certified under the lenient profile only (D75), against an
+        expectation written out: the oracle predicts routes without opt-ins."""
+        if profiles != ("lenient",):
+            self.problem(
+                ("profiles",) if "profiles" in raw else ("opt_ins",),
+                "a scenario with route opt-ins runs under the lenient profile only (D75): "
+                "write profiles: [lenient]",
+            )
+        if "lenient" not in raw.get("expect", {}):
+            self.problem(
+                ("opt_ins",),
+                "a scenario with route opt-ins writes out its expectation (expect: lenient): "
+                "the oracle predicts routes without opt-ins",
+            )
 
     def _expected(
         self, raw: Mapping[str, Any], profiles: tuple[str, ...]

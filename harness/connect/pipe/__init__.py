@@ -8,8 +8,9 @@ captured. Expectations are never sent::
 
     → {"cmd": "start", "version": 1}
     ← {"version": 1, "implementation": {"name": …, "version": …, "language": …,
-                                        "dialects": [...], "rules": [...], "profile": …}}
-    → {"cmd": "run", "seq": S, "tools": [...], "limits": {...}, "dialect": …, "profile": …}
+                                        "dialects": [...], "profile": …, "opt_ins": [...]}}
+    → {"cmd": "run", "seq": S, "tools": [...], "limits": {...}, "dialect": …, "profile": …,
+       "opt_ins": [...]}                             opt_ins only when the program declared some
     ← {"seq": S, "ok": true}
     → {"cmd": "feed", "seq": S, "data": "<base64 of one transport chunk>"}   once per chunk
     ← {"seq": S, "results": [result, …]}           the calls this chunk made final

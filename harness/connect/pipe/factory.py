@@ -73,8 +73,9 @@ def load_command(spec: str, *, timeout: float = DEFAULT_TIMEOUT) -> Implementati
         "profile": described["profile"],
         "dialects": dialects or described["dialects"][:1],
     }
-    if "observables" in described:
-        declared["observables"] = described["observables"]
+    for optional in ("observables", "opt_ins"):
+        if optional in described:
+            declared[optional] = described[optional]
     declaration = declaration_from(declared, f"{spec!r}: the start answer")
     name = f"{described['name']} {described['version']} ({described['language']})"
     factory = CommandFactory(argv, declaration, validate=validate, timeout=timeout)
@@ -93,8 +94,8 @@ class CommandFactory:
         validate: bool = False,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        """Run ``argv`` as the program; ``declaration`` gives each stream's profile and
-        dialect."""
+        """Run ``argv`` as the program; ``declaration`` gives each stream's profile, dialect
+        and route opt-ins."""
         self.argv = list(argv)
         self.declaration = declaration
         self.validate = validate
@@ -116,16 +117,18 @@ class CommandFactory:
             weakref.finalize(self, program.stop)  # a factory dropped takes its program along
         self._seq += 1
         program.begin_stream()
-        program.request(
-            {
-                "cmd": "run",
-                "seq": self._seq,
-                "tools": [tool_message(tool) for tool in tools],
-                "limits": dataclasses.asdict(limits),
-                "dialect": dialect or self.declaration.dialects[0],
-                "profile": self.declaration.profile,
-            }
-        )
+        run: dict[str, Any] = {
+            "cmd": "run",
+            "seq": self._seq,
+            "tools": [tool_message(tool) for tool in tools],
+            "limits": dataclasses.asdict(limits),
+            "dialect": dialect or self.declaration.dialects[0],
+            "profile": self.declaration.profile,
+        }
+        if self.declaration.opt_ins:
+            # Told like the profile; a plain route's request stays as it always was.
+            run["opt_ins"] = sorted(self.declaration.opt_ins)
+        program.request(run)
         return PipeStream(program, self._seq)
 
     @property
