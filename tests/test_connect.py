@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import types
@@ -19,6 +20,7 @@ from callstream.implementations import DEFAULT, reference
 from callstream.reference import Assembler, Limits, Tool
 
 WEATHER = Tool("get_weather", {"type": "object"})
+SNAPSHOTS = frozenset({"snapshots"})
 
 
 @pytest.fixture
@@ -145,6 +147,13 @@ def test_a_module_that_fails_to_import_says_why(
         ({"observables": ["timing"]}, "names 'timing'; observables are incremental, status"),
         ({"profile": "loose"}, "['profile'] is 'loose'"),
         ({"dialect": "gemini"}, "['dialect'] is 'gemini'"),
+        ({"opt_in": ["snapshots"]}, "unknown keys ['opt_in']; known: profile, dialect, dialects, "),
+        ({"opt_ins": "snapshots"}, "['opt_ins'] must be a list such as ['snapshots']"),
+        (
+            {"opt_ins": ["snapshot"]},
+            "['opt_ins'] names 'snapshot'; route opt-ins are snapshots, repair_json "
+            "(did you mean 'snapshots'?)",
+        ),
     ],
 )
 def test_a_bad_declaration_is_a_usage_error(module: Any, declared: Any, says: str) -> None:
@@ -176,6 +185,77 @@ def test_a_declaration_skips_only_other_profiles_dialects_and_declared_non_featu
         "unsupported",
         "the implementation assembles a single choice; the stream has 2",
     )
+
+
+def test_a_route_that_opts_in_runs_only_the_scenarios_of_its_opt_ins() -> None:
+    """A scenario written for route opt-ins is not applicable to a plain route, nor to one with
+    other opt-ins; a plain scenario is not applicable to a route that opts in (D74), each with
+    a reason that says which configuration is which."""
+    plain = Scenario("oc-x", "x", ("A2",), StreamSpec(tools=()), profiles=("lenient",))
+    snapshots = Scenario(
+        "oc-o", "o", ("A2",), StreamSpec(tools=()), profiles=("lenient",), opt_ins=SNAPSHOTS
+    )
+    assert Declaration(opt_ins=SNAPSHOTS).skips(snapshots) is None
+    assert Declaration().skips(snapshots) == (
+        "not_applicable",
+        "the scenario is for a route that opts in to snapshots; "
+        "the implementation declares no route opt-in (D74)",
+    )
+    assert Declaration(opt_ins=SNAPSHOTS | {"repair_json"}).skips(snapshots) == (
+        "not_applicable",
+        "the scenario is for a route that opts in to snapshots; "
+        "the implementation opts in to snapshots and repair_json only (D74)",
+    )
+    assert Declaration(opt_ins=SNAPSHOTS).skips(plain) == (
+        "not_applicable",
+        "the implementation's route opts in to snapshots, a configuration of its own; "
+        "the scenario is for a route without opt-ins (D74)",
+    )
+
+
+def _arguments_stream(*fragments: str) -> bytes:
+    """A Chat Completions stream of one get_weather call sent as ``fragments``."""
+    chunks = [{"index": 0, "id": "call_1", "function": {"name": "get_weather"}}]
+    chunks += [{"index": 0, "function": {"arguments": fragment}} for fragment in fragments]
+    lines = [{"choices": [{"index": 0, "delta": {"tool_calls": [chunk]}}]} for chunk in chunks] + [
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    ]
+    return b"".join(b"data: " + json.dumps(line).encode() + b"\n\n" for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("name", "opt_ins", "fragments"),
+    [
+        ("reference_snapshots", ["snapshots"], ('{"city"', '{"city": "Paris"}')),
+        ("reference_repair_json", ["repair_json"], ('{"city": ', '"Paris"')),
+    ],
+)
+def test_the_opt_in_references_declare_their_route_and_read_it(
+    name: str, opt_ins: list[str], fragments: tuple[str, ...]
+) -> None:
+    """``reference_snapshots`` and ``reference_repair_json`` are the lenient reference on a
+    route that opts in: the declaration says so (reports show it), and a stream only that
+    route reads (snapshots; a lost closing brace) is ready there, rejected on the plain one."""
+    implementation = load_implementation(f"py:callstream.implementations:{name}")
+    assert implementation.declaration.opt_ins == frozenset(opt_ins)
+    assert implementation.declaration.to_dict()["opt_ins"] == opt_ins
+    assert "opt_ins" not in load_implementation(DEFAULT).declaration.to_dict()
+    stream = _arguments_stream(*fragments)
+    for factory, status in ((implementation.factory, "ready"), (reference, "rejected")):
+        assembler = factory(tools=[WEATHER], limits=Limits())
+        results = [*assembler.feed(stream), *assembler.close()]
+        assert [(r.status.value, r.arguments) for r in results] == [
+            (status, {"city": "Paris"} if status == "ready" else None)
+        ]
+
+
+def test_a_py_declaration_carries_its_route_opt_ins(module: Any) -> None:
+    """A ``CALLSTREAM`` mapping's ``opt_ins`` is read into the declaration."""
+    module.make = _factory
+    module.CALLSTREAM = {"opt_ins": ["repair_json", "snapshots"]}
+    declaration = load_implementation("py:fake_impl:make").declaration
+    assert declaration.opt_ins == frozenset({"snapshots", "repair_json"})
+    assert declaration.to_dict()["opt_ins"] == ["snapshots", "repair_json"]
 
 
 class _Declaring:

@@ -134,8 +134,10 @@ def test_the_node_example_passes_the_corpus_through_callstream_run(
         },
     }
     assert [r.scenario for r in summary.failures] == []
-    # A few scenarios run only under the other profile.
-    elsewhere = sum(1 for scenario in scenarios if profile not in scenario.profiles)
+    # A few scenarios run only under the other profile, or on a route that opts in (D74).
+    elsewhere = sum(
+        1 for scenario in scenarios if profile not in scenario.profiles or scenario.opt_ins
+    )
     assert summary.counts["not_applicable"] == elsewhere * len(cuts)
     assert summary.counts["passed"] == (len(scenarios) - elsewhere) * len(cuts)
 
@@ -470,3 +472,42 @@ def test_what_a_program_hands_back_arrives_bit_exact() -> None:
     assert list(result.arguments) == ["z", "a"]
     assert result.arguments["z"] == int("9" * 1000) * 10**4000 + int("9" * 4000)
     assert result.arguments["a"] == "\udfff"
+
+
+OPTING_PROGRAM = r"""
+import json, sys
+opted = None
+for line in sys.stdin:
+    request = json.loads(line)
+    cmd = request["cmd"]
+    if cmd == "start":
+        implementation = {"name": "opting", "version": "1", "language": "python",
+                          "dialects": ["openai-chat"], "profile": "lenient",
+                          "opt_ins": ["snapshots"]}
+        answer = {"version": 1, "implementation": implementation}
+    elif cmd == "stop":
+        break
+    elif cmd == "run":
+        opted = request.get("opt_ins")
+        answer = {"seq": request["seq"], "ok": True}
+    elif cmd == "close":
+        told = {"choice": 0, "index": 0, "id": "call_1", "name": "get_weather",
+                "arguments_text": json.dumps(opted), "arguments": None,
+                "status": "rejected", "reason": "malformed_json"}
+        answer = {"seq": request["seq"], "results": [told]}
+    else:
+        answer = {"seq": request["seq"], "results": []}
+    print(json.dumps(answer), flush=True)
+"""
+
+
+def test_a_program_that_opts_in_is_told_its_opt_ins_in_each_run() -> None:
+    """The ``opt_ins`` of a start answer are the implementation's route opt-ins, and each
+    ``run`` request tells the program them, as it tells the profile; both messages keep to the
+    schema (``cmd+validate:``)."""
+    spec = "cmd+validate:" + shlex.join([sys.executable, "-c", OPTING_PROGRAM])
+    implementation = load_implementation(spec)
+    assert implementation.declaration.opt_ins == frozenset({"snapshots"})
+    seen = observe(implementation.factory, [WEATHER], Limits(), [STREAM])
+    assert seen.error is None
+    assert [result.arguments_text for result in seen.results] == ['["snapshots"]']

@@ -305,6 +305,24 @@ MISTAKES: list[tuple[str, str, int, str]] = [
     ),
     ("plan and literal", HEAD + CALL + "events: ['[DONE]']\n", 1, "`events` is the whole stream"),
     (
+        "route opt-ins under the strict profile",
+        HEAD + "opt_ins: [snapshots]\n" + CALL + "expect:\n  lenient: {calls: []}\n",
+        5,
+        "opt_ins: a scenario with route opt-ins runs under the lenient profile only (D75)",
+    ),
+    (
+        "route opt-ins without their expectation",
+        HEAD + "opt_ins: [repair_json]\nprofiles: [lenient]\n" + CALL,
+        5,
+        "opt_ins: a scenario with route opt-ins writes out its expectation (expect: lenient)",
+    ),
+    (
+        "an unknown route opt-in",
+        HEAD + "opt_ins: [repair]\n" + CALL,
+        5,
+        "opt_ins[0]: 'repair' is not one of",
+    ),
+    (
         "two ways to cut",
         HEAD + CALL + "    split: [3]\n    chunk: 2\n",
         6,

@@ -86,8 +86,13 @@ class ShapeCheck:
             declared = self.declaration.to_dict()
             dialects = declared["dialects"]
             read = f"dialect{'s' if len(dialects) > 1 else ''} {', '.join(dialects)}"
+            opted = (
+                ", route opt-ins " + ", ".join(declared["opt_ins"])
+                if declared.get("opt_ins")
+                else ""
+            )
             lines += [
-                f"  declares: profile {declared['profile']}, {read}",
+                f"  declares: profile {declared['profile']}, {read}{opted}",
                 "  exposes: " + (", ".join(declared["observables"]) or "nothing"),
                 "  fields checked: " + ", ".join(checked_fields(self.declaration.observables)),
             ]

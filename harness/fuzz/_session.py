@@ -54,6 +54,13 @@ def fuzz(
     for name, seconds in (("timeout", timeout), ("shrink time", shrink_time)):
         if not 0 < seconds < math.inf:
             raise UsageError(f"the {name} must be a positive number of seconds, not {seconds}")
+    if opt_ins := implementation.declaration.opt_ins:
+        raise UsageError(
+            f"{implementation.connectable} declares the route opt-ins "
+            f"{', '.join(sorted(opt_ins))}: the fuzzer draws streams of routes without opt-ins, "
+            "which such a route does not run (D74); run the scenarios written for its route "
+            "with callstream run"
+        )
     if duration is None and max_examples is None:
         max_examples = 1000
     database_for(database, profile=profile, writable=database_writable)  # fail early on a bad --db
