@@ -115,6 +115,14 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_info.value.code == 2
 
 
+def test_a_route_that_opts_in_is_not_fuzzed(capsys: pytest.CaptureFixture[str]) -> None:
+    """The fuzzer draws plain routes, which a route that opts in does not run (D74): fuzzing
+    one is a usage error that says where its scenarios are, not a run of skipped examples."""
+    impl = "py:callstream.implementations:reference_repair_json"
+    assert main(["fuzz", "--impl", impl, "--max-examples", "5"]) == 2
+    assert "declares the route opt-ins repair_json" in capsys.readouterr().err
+
+
 def test_workers_split_the_budget_and_the_first_find_wins(tmp_path: Path) -> None:
     """With two worker processes, the budget is shared and a mutant's bug is still found,
     shrunk and saved once, as with one process."""
