@@ -257,7 +257,7 @@ def test_every_mistake_in_a_declaration_is_named(module: Any) -> None:
         "callstream check py:shape_impl:make",
         "1 shape problem(s):",
         f"  load: {where} has unknown keys ['observable']; known: profile, dialect, dialects, "
-        "observables (did you mean 'observables'?)",
+        "observables, opt_ins (did you mean 'observables'?)",
         f"    {where}['profile'] is 'lenent'; expected one of ('lenient', 'strict') (did you mean "
         "'lenient'?)",
         f"    {where}['observables'] names 'stauts'; observables are incremental, status, reason, "
