@@ -13,8 +13,10 @@ from typing import Any, ClassVar
 import pytest
 
 from callstream.connect.connectables import load_implementation
-from callstream.core.declaration import OBSERVABLES, Declaration
+from callstream.connect.pipe import pipe_schema
+from callstream.core.declaration import OBSERVABLES, OPT_INS, Declaration
 from callstream.core.spec import Scenario, StreamSpec
+from callstream.corpus.scenario import scenario_schema
 from callstream.errors import UsageError
 from callstream.implementations import DEFAULT, reference
 from callstream.reference import Assembler, Limits, Tool
@@ -247,6 +249,14 @@ def test_the_opt_in_references_declare_their_route_and_read_it(
         assert [(r.status.value, r.arguments) for r in results] == [
             (status, {"city": "Paris"} if status == "ready" else None)
         ]
+
+
+def test_the_schemas_name_the_route_opt_ins_the_declaration_reads() -> None:
+    """A scenario's ``opt_ins`` and a pipe program's take the names a declaration takes, so a
+    scenario can be written for every route an implementation can declare."""
+    scenario = scenario_schema()["$defs"]["scenario"]["properties"]["opt_ins"]["items"]["enum"]
+    assert scenario == list(OPT_INS)
+    assert pipe_schema()["$defs"]["optIns"]["items"]["enum"] == list(OPT_INS)
 
 
 def test_a_py_declaration_carries_its_route_opt_ins(module: Any) -> None:

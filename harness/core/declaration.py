@@ -1,8 +1,7 @@
 """What an implementation exposes: its :class:`Declaration` (observables, profile, dialect,
-route opt-ins) and
-the :class:`Implementation` a connectable loads into. The bottom of the connect layer:
-``callstream.connect.connectables`` (which loads connectables), ``callstream.connect.pipe`` and
-``callstream.connect.adapters`` all build on it."""
+route opt-ins) and the :class:`Implementation` a connectable loads into. The bottom of the
+connect layer: ``callstream.connect.connectables`` (which loads connectables),
+``callstream.connect.pipe`` and ``callstream.connect.adapters`` all build on it."""
 
 from __future__ import annotations
 
