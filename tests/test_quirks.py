@@ -756,6 +756,25 @@ def test_c10_snapshots_opt_in_keeps_the_last_snapshot(profile: str) -> None:
     assert found == {"openai-chat/C10"}
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_c10_snapshots_opt_in_rejects_a_fragment_that_does_not_extend_the_text(
+    profile: str,
+) -> None:
+    """On a route that opts in, every fragment after the first is a snapshot: an ordinary
+    delta does not extend the text so far and rejects the call ``malformed_json`` (C10's words),
+    never guessed to be a delta; no snapshot was read, so none is recorded."""
+    deltas = [
+        chunk(header(0, "call_1", "get_weather")),
+        chunk(args(0, '{"city": ')),
+        chunk(args(0, '"Paris"}')),
+        chunk(finish="tool_calls"),
+        DONE,
+    ]
+    results, found = run(deltas, profile, snapshots=True)
+    assert [(r.status, r.reason) for r in results] == [(Status.REJECTED, Reason.MALFORMED_JSON)]
+    assert found == set()
+
+
 REPEATED = [
     chunk(header(0, "call_1", "get_weather")),
     chunk(args(0, '{"city": ')),
