@@ -90,10 +90,12 @@ def _plain_values(result: Any) -> list[Any]:
             f"a result must be a mapping or an object with the contract's fields "
             f"{', '.join(_FIELDS)}; got {got}"
         )
-    # Enum members (StrEnum) compare equal to their value; keep plain strings for reports.
+    # Enum members (StrEnum) compare equal to their value; keep plain strings for reports (a
+    # plain string is its own value, and most are).
     for position in (6, 7):
-        if values[position] is not None:
-            values[position] = str(getattr(values[position], "value", values[position]))
+        value = values[position]
+        if value is not None and type(value) is not str:
+            values[position] = str(getattr(value, "value", value))
     # _plain's own first test, made here: most values are plain already, and a call costs more.
     return [
         value if value is None or type(value) in _BUILTIN_SCALARS else _plain(value)
@@ -216,17 +218,26 @@ def _plain(value: Any, depth: int = 0) -> Any:
         return value
     if isinstance(value, _BUILTIN_SCALARS):
         return _exact_scalar(value)
+    # Below, each item's own first test is made in place (most items are plain already, and a
+    # call costs more), and a dict is told a mapping without the slower check of the ABC.
     if depth < _DEPTH:
-        if isinstance(value, Mapping):
+        if type(value) is dict or isinstance(value, Mapping):
             members = {}
             for key, item in value.items():
                 if not isinstance(key, str):
                     break
-                members[str(key)] = _plain(item, depth + 1)
+                members[str(key)] = (
+                    item
+                    if item is None or type(item) in _BUILTIN_SCALARS
+                    else _plain(item, depth + 1)
+                )
             else:
                 return members
         elif isinstance(value, list | tuple):
-            return [_plain(item, depth + 1) for item in value]
+            return [
+                item if item is None or type(item) in _BUILTIN_SCALARS else _plain(item, depth + 1)
+                for item in value
+            ]
     try:
         return f"<not JSON: {value!r:.200}>"
     except Exception:
@@ -267,7 +278,12 @@ def _findings(asm: Any, dialect: str) -> tuple[frozenset[QuirkId] | None, str | 
     except Exception as exc:
         kind = type(found).__name__
         return None, f"its findings, a {kind}, is not a collection ({exc})"
+    if not quirks:
+        return _NOTHING_FOUND, None
     return (
         frozenset(QuirkId(quirk) if "/" in quirk else quirk_id(dialect, quirk) for quirk in quirks),
         None,
     )
+
+
+_NOTHING_FOUND: frozenset[QuirkId] = frozenset()
