@@ -6,6 +6,7 @@ Run from the repository root::
     python -m bench.bench_corpus                 # the whole corpus, as `callstream run` runs it
     python -m bench.bench_corpus --sample 10     # every tenth scenario: a quicker look
     python -m bench.bench_corpus --impl py:tests.mutants.keeps_bom:factory --json corpus.json
+    python -m bench.bench_corpus --sample 10 --replay 7   # and the harness alone, best of 7
 
 Every case of the corpus (scenario × splitting, under the implementation's declared profile)
 runs in this one process exactly as a worker of ``callstream run`` runs it
@@ -21,6 +22,13 @@ each costs the implementation and the harness; the last line projects the main j
 on ``--jobs`` workers (processor time over workers: worker start-up and the report are left
 out). The figures are for people and CI artefacts, not a gate: the exit status is 0 whatever
 they are, unless a case fails (the bench runs passing corpora only).
+
+Timing each call costs about 0.6 µs a reading of the processor clock, four readings a call,
+and a ``pairs`` chunking makes four calls (create, two feeds, close): several µs, counted
+partly to the harness, partly to the implementation. ``--replay N`` also measures the harness
+alone, without them: each ``pairs`` chunking's results (what each call handed back, and the
+findings) are recorded from the implementation first, then every ``pairs`` case runs against a
+replay of them, which does nothing but hand them back; the best of ``N`` rounds.
 """
 
 from __future__ import annotations
@@ -41,6 +49,9 @@ if str(_ROOT) not in sys.path:  # also runnable as ``python bench/bench_corpus.p
 
 from callstream.connect.connectables import load_implementation  # noqa: E402
 from callstream.core.case import run_case, splittings_of  # noqa: E402
+from callstream.core.rendering import render  # noqa: E402
+from callstream.core.spec import Scenario, Splitting  # noqa: E402
+from callstream.core.split import chunkings  # noqa: E402
 from callstream.corpus.scenario import corpus_paths, load_scenarios  # noqa: E402
 
 REFERENCE = "py:callstream.implementations:reference"
@@ -131,6 +142,65 @@ def measure(impl: str, sample: int, dialects: set[str] | None) -> dict[str, Any]
     }
 
 
+class _Replay:
+    """An implementation that hands back what another handed back for the same chunking."""
+
+    def __init__(self, handed: list[Any], findings: Any) -> None:
+        self._handed = iter(handed)
+        self.findings = findings
+
+    def feed(self, data: bytes) -> Any:
+        return next(self._handed)
+
+    def close(self) -> Any:
+        return next(self._handed)
+
+
+def _replaying(runs: list[tuple[list[Any], Any]]) -> Callable[..., _Replay]:
+    """A factory whose every call makes a replay of the next recorded chunking."""
+    replays = iter(runs)
+
+    def replay(**_: Any) -> _Replay:
+        return _Replay(*next(replays))
+
+    return replay
+
+
+def harness_alone(impl: str, sample: int, dialects: set[str] | None, rounds: int) -> list[float]:
+    """The harness's processor µs per ``pairs`` chunking of every ``sample``-th scenario, in
+    each of ``rounds`` rounds, against a replay of what the implementation handed back."""
+    implementation = load_implementation(impl)
+    declaration = implementation.declaration
+    pairs = Splitting("pairs")
+    recorded: list[tuple[Scenario, list[tuple[list[Any], Any]]]] = []
+    for scenario in list(load_scenarios(corpus_paths([], [])).scenarios)[::sample]:
+        spec = scenario.spec
+        if declaration.skips(scenario) is not None or pairs not in splittings_of(scenario):
+            continue
+        if dialects is not None and spec.dialect not in dialects:
+            continue
+        factory = implementation.factory_for(spec.dialect)
+        runs = []
+        for chunks in chunkings(render(spec).data, pairs):
+            made = factory(tools=list(spec.tools), limits=spec.limits)
+            handed = [made.feed(chunk) for chunk in chunks] + [made.close()]
+            runs.append((handed, getattr(made, "findings", None)))
+        recorded.append((scenario, runs))
+    figures = []
+    for _ in range(rounds):
+        spent, count = 0.0, 0
+        for scenario, runs in recorded:
+            replay = _replaying(runs)
+            started = time.process_time()
+            result = run_case(scenario, declaration.profile, pairs, replay, declaration.observables)
+            spent += time.process_time() - started
+            if result.outcome != "passed":
+                raise SystemExit(f"{scenario.id} under pairs, replayed: {result.outcome}")
+            count += result.chunkings
+        figures.append(spent * 1e6 / count if count else 0.0)
+    return figures
+
+
 def _line(label: str, chunkings: float, implementation: float, total: float) -> str:
     harness = total - implementation
     per = 1e6 / chunkings if chunkings else 0.0
@@ -180,13 +250,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dialect", action="append", help="only this dialect (repeatable)")
     parser.add_argument("--jobs", type=int, default=2, help="workers the projection assumes")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument(
+        "--replay", type=int, default=0, metavar="N", help="also time the harness alone, N rounds"
+    )
     args = parser.parse_args(argv)
     if args.sample < 1 or args.jobs < 1:
         parser.error("--sample and --jobs must be at least 1")
     if not args.impl.startswith("py:"):
         parser.error("--impl must be an in-process py: connectable: its time is measured here")
-    figures = measure(args.impl, args.sample, set(args.dialect) if args.dialect else None)
+    dialects = set(args.dialect) if args.dialect else None
+    figures = measure(args.impl, args.sample, dialects)
     print(report(figures, args.jobs))
+    if args.replay > 0:
+        alone = harness_alone(args.impl, args.sample, dialects, args.replay)
+        figures["harness_alone_us"] = alone
+        print(
+            f"the harness alone, against a replay: {min(alone):.1f} µs a pairs chunking "
+            f"(best of {len(alone)}: {', '.join(f'{figure:.1f}' for figure in alone)})"
+        )
     if args.json is not None:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", "utf-8")
     return 0

@@ -34,6 +34,17 @@ def test_a_sample_of_the_corpus_is_split_into_implementation_and_harness(
     assert "the whole corpus on 2 workers: about" in out
 
 
+def test_the_harness_alone_is_timed_against_a_replay_of_the_implementation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    figures = tmp_path / "corpus.json"
+    assert main(["--sample", "150", "--replay", "2", "--json", str(figures)]) == 0
+    alone = json.loads(figures.read_text("utf-8"))["harness_alone_us"]
+    assert len(alone) == 2
+    assert all(figure > 0 for figure in alone)
+    assert f"the harness alone, against a replay: {min(alone):.1f} µs" in capsys.readouterr().out
+
+
 class _Nothing:
     def feed(self, data: bytes) -> list[object]:
         return []

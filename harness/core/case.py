@@ -4,19 +4,20 @@ runner adds processes and timeouts around it."""
 
 from __future__ import annotations
 
-import operator
+import marshal
 import re
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, fields
+from bisect import bisect_right
+from collections.abc import Callable, Collection, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from .checks import CHECKS, run_checks
 from .declaration import OBSERVABLES
-from .judgement import Failure, Judgement, call_name
-from .observation import Observation, Observed, observe
+from .judgement import Failure, call_name
+from .observation import Observation, Recording, record
 from .oracle import expect
 from .rendering import render
-from .spec import Scenario, Splitting
+from .spec import Expected, Scenario, Splitting
 from .split import DEFAULT_SPLITTINGS, chunkings
 
 __all__ = [
@@ -120,20 +121,20 @@ def run_case(
     spec = scenario.spec
     rendered = render(spec)
     expected = expect(spec, rendered, profile)
+    bounds = _release_bounds(expected)
     runs = 0
     elapsed = 0.0
     unobserved: set[str] = set()
-    judged: dict[str, Judgement] = {}
+    passed: set[Hashable] = set()
     for chunks in chunkings(rendered.data, splitting):
         runs += 1
-        seen = observe(factory, spec.tools, spec.limits, chunks, spec.dialect)
-        elapsed += seen.elapsed
-        key = _identity(seen)
-        judgement = judged.get(key)
-        if judgement is None:
-            judgement = run_checks(expected, seen, scenario.kind, exposed, scenario.rules)
-            if len(judged) < _JUDGED:
-                judged[key] = judgement
+        recording = record(factory, spec.tools, spec.limits, chunks, spec.dialect)
+        elapsed += recording.elapsed
+        key = _identity(recording, bounds)
+        if key in passed:
+            continue
+        seen = recording.observation()
+        judgement = run_checks(expected, seen, scenario.kind, exposed, scenario.rules)
         unobserved.update(judgement.not_observable)
         if judgement.failures:
             return CaseResult.of(
@@ -147,6 +148,8 @@ def run_case(
                 elapsed=elapsed,
                 not_observable=_in_check_order(unobserved),
             )
+        if len(passed) < _JUDGED:
+            passed.add(key)
     return CaseResult.of(
         scenario,
         profile,
@@ -159,24 +162,43 @@ def run_case(
 
 
 _JUDGED = 256
-"""Distinct observations of one case whose judgement is kept for the chunkings to come."""
+"""Distinct passing chunkings of one case whose identity is kept, so that those to come like
+them are not judged again."""
 
 
-def _identity(seen: Observation) -> str:
-    """Everything the checks read of an observation, as one string: two chunkings whose
-    observations have the same identity get the same judgement, so it is made once (most
-    chunkings of ``pairs`` hand back exactly what the whole stream does). Every value in an
-    observation is a plain builtin (``Observed.from_result``), whose ``repr`` tells apart
-    every value and type a check can tell apart; a finer identity only costs a recheck."""
-    findings = None if seen.findings is None else sorted(seen.findings)
-    releases = [
-        (release.chunk, release.offset, _values(release.result)) for release in seen.releases
-    ]
-    return repr((releases, seen.error, seen.timed_out, findings, seen.findings_unreadable))
+def _release_bounds(expected: Expected) -> list[int]:
+    """The offsets the checks compare a release's offset with: each expected call's
+    ``release_offset``, sorted."""
+    return sorted(
+        {call.release_offset for call in expected.calls if call.release_offset is not None}
+    )
 
 
-_values = operator.attrgetter(*(field.name for field in fields(Observed)))
-"""A result's values in field order (a tuple's ``repr`` costs less than a dataclass's)."""
+def _identity(recording: Recording, bounds: Sequence[int]) -> Hashable:
+    """Everything the checks read of a chunking, as one hashable value: two chunkings of a case
+    with the same identity get the same judgement, so it is made once (most chunkings of
+    ``pairs`` hand back exactly what the whole stream does), and a chunking whose identity
+    passed needs no judging. A finer identity only costs a recheck.
+
+    A result's values are plain builtins (``Observed.from_result``), whose marshal bytes tell
+    apart every value and type a check can tell apart (``1``, ``1.0`` and ``True``, key order,
+    each code point); version 2, without the back-references of later versions, which depend
+    on how the objects are shared. A release's offset is read by ``no_premature_release`` alone,
+    which compares it with the release offset of the expected call (its message shows the
+    offset, but a failing judgement ends the case): so the offset stands as the number of
+    ``bounds`` at or before it, the same for every offset on the same side of each.
+    """
+    releases = tuple(
+        (chunk, bisect_right(bounds, offset), marshal.dumps(values, 2))
+        for chunk, offset, values in recording.releases
+    )
+    return (
+        releases,
+        recording.error,
+        recording.timed_out,
+        recording.findings,
+        recording.findings_unreadable,
+    )
 
 
 def _in_check_order(names: set[str]) -> tuple[str, ...]:

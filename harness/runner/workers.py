@@ -71,10 +71,14 @@ def run_cases(
             )
             for worker in list(workers):
                 settled = worker.poll()
-                if settled is not None:
-                    yield settled
                 if not worker.alive:
                     workers.remove(worker)
+                elif worker.ready and worker.case is None and queue:
+                    # Its next case goes out before the caller writes this verdict: the worker
+                    # runs while the parent writes (thousands of cases run in milliseconds).
+                    worker.assign(queue.popleft())
+                if settled is not None:
+                    yield settled
     finally:
         _stop(workers)
 
