@@ -6,9 +6,10 @@ name once (now and then no id), now and then its block without index (C1) or pas
 its input whole in ``content_block_start`` and streamed as well (A6) or there only. Endings are
 Anthropic's stop reasons; a stop reason that cuts the model off (``max_tokens``, ``refusal``,
 ``pause_turn``, ``model_context_window_exceeded``) usually cuts the last call's input inside
-its text too, as fine-grained streaming does (A1). Noise is a text block before the calls,
-``ping`` and keep-alive comments; the transport varies as openai-chat's does. Ordinary streams
-dominate and every knob shrinks to off, so a failure shrinks to one or two calls.
+its text too, as fine-grained streaming does (A1), and so does an ending with no stop reason.
+Noise is a text block before the calls, ``ping`` and keep-alive comments; the transport varies
+as openai-chat's does. Ordinary streams dominate and every knob shrinks to off, so a failure
+shrinks to one or two calls.
 """
 
 from __future__ import annotations
@@ -169,7 +170,11 @@ def anthropic_stream_specs(
     drawn = draw_call_plans(draw, functions, 1, schedule, max_calls, lone_surrogates)
     calls = [_resent(draw, plan, position) for position, plan in enumerate(drawn)]
     ending = _endings(draw)
-    if calls and ending.finish in _CUTTING and draw(rarely(70)):
+    # A stream that ends with no stop reason at all (message_stop alone, end of file) was
+    # cut off as well, so often inside its last input: held at its stop, that call is what
+    # such an ending settles (D24, D27).
+    cutting = ending.finish in _CUTTING or ending.finish is None
+    if calls and cutting and draw(rarely(70)):
         calls[-1] = _cut_short(draw, calls[-1])
     role, content, keepalive = _NOISES.draw(draw)
     noise = Noise(role=role, content=content, keepalive=keepalive)
