@@ -58,20 +58,16 @@ _ANTHROPIC = {
     "id.shared": "ids are drawn distinct",
     "anthropic.no-message-start": _NO_KNOB,
     "args.lone-surrogate-escape": _LONE,
-    "calls.no-tools": _ODDITY + " (the tenth of eleven, which this sample draws least)",
 }
 _RESPONSES = {
     "id.late": "no id policy sends the call_id after output_item.added",
-    "id.changed": _NO_KNOB + " (a call_id that changes between added and done)",
     "name.late": _NO_KNOB + " (a name first in output_item.done)",
     "name.changed": _NO_KNOB,
     "index.missing": _NO_KNOB + " (an event without output_index)",
     "index.gap": _NO_KNOB + " (output indices past a gap)",
     "responses.item-mismatch": _NO_KNOB + " (R8)",
-    "responses.done-mismatch": _NO_KNOB + " (R1)",
     "responses.done-only": "a plan's fragments must concatenate to its arguments (R1)",
     "args.lone-surrogate-escape": _LONE,
-    "responses.sequence-gap": _ODDITY,
     "sse.non-json-data": _NO_KNOB + " (the oddity error_text is chat's and Anthropic's)",
 }
 

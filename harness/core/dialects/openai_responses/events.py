@@ -4,9 +4,13 @@
 How the plan's knobs read in this dialect (anything else is a :class:`PlanError`):
 
 - each call is an output item: ``item.id`` ``fc_<n>`` (``ctc_<n>`` for a custom call), its
-  ``call_id`` the plan's ``id`` (absent for ``id_policy: omit``, ``""`` for ``empty``), its name
-  (absent for ``name_policy: omit``); ``index`` sets its ``output_index``, which is otherwise its
-  place among the output items;
+  ``call_id`` the plan's ``id`` (absent for ``id_policy: omit``, ``""`` for ``empty``; for
+  ``changing``, another in ``output_item.done``: :func:`reissued_call_id`), its name (absent for
+  ``name_policy: omit``); ``index`` sets its ``output_index``, which is otherwise its place among
+  the output items;
+- ``snapshots``: each delta repeats the text so far, as a gateway that turns a Chat Completions
+  stream of cumulative snapshots into Responses events does; ``.done`` restates the true text
+  (quirk R1);
 - ``header_arguments`` puts the whole arguments in ``output_item.added`` too, deltas following
   (quirk R2); ``schedule`` is ``sequential``, ``interleaved`` (all items added, their deltas
   round-robin, then each done: parallel calls) or ``whole`` (one delta per call);
@@ -28,6 +32,7 @@ How the plan's knobs read in this dialect (anything else is a :class:`PlanError`
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -47,6 +52,7 @@ __all__ = [
     "odd_events",
     "output_indices",
     "plan_events",
+    "reissued_call_id",
     "sequence_gap_at",
     "terminal_kind",
 ]
@@ -94,6 +100,13 @@ def call_item_id(plan: CallPlan, number: int) -> str:
     return f"{'ctc' if plan.kind == 'custom' else 'fc'}_{number}"
 
 
+def reissued_call_id(call_id: str) -> str:
+    """The ``call_id`` a call of ``id_policy: changing`` carries in its ``output_item.done``:
+    another than its ``output_item.added`` gave (the same upper-cased), one that sorts before
+    it, so that a reader comparing the two by their order rather than by equality is caught."""
+    return call_id.upper()
+
+
 def output_indices(spec: StreamSpec) -> list[int]:
     """Each call's ``output_index``: its own ``index``, else its place among the items."""
     first = 1 if spec.noise.content is not None else 0
@@ -119,12 +132,12 @@ def check_plan(spec: StreamSpec) -> None:
     if ending.error is not None and ending.finish not in ("tool_calls", None):
         raise PlanError("an error ending sends no finish")
     for plan in spec.calls:
-        if plan.omit_index or plan.snapshots or plan.legacy or plan.arguments_as_value:
-            raise PlanError("omit_index, snapshots, legacy, arguments_as_value are openai-chat's")
+        if plan.omit_index or plan.legacy or plan.arguments_as_value:
+            raise PlanError("omit_index, legacy and arguments_as_value are openai-chat's")
         if plan.type_every or plan.extra_content is not None:
             raise PlanError("type_every and extra_content are openai-chat's")
-        if plan.id_policy not in ("once", "omit", "empty"):
-            raise PlanError("a call_id travels once: id_policy is once, omit or empty")
+        if plan.id_policy not in ("once", "omit", "empty", "changing"):
+            raise PlanError("a call_id is sent once, omitted, empty or changed at its done")
         if plan.name_policy not in ("once", "omit"):
             raise PlanError("a name travels in the item: name_policy is once or omit")
     terminal_kind(spec)
@@ -272,6 +285,8 @@ class _Call:
         )
         if spec.schedule == "whole":
             self.pieces = [plan.arguments] if plan.arguments else []
+        elif plan.snapshots:
+            self.pieces = list(itertools.accumulate(plan.fragments))
         else:
             self.pieces = list(plan.fragments)
 
@@ -310,13 +325,16 @@ class _Call:
         fields: dict[str, Any] = {self.field: self.plan.arguments}
         if self.plan.kind != "custom" and self.plan.name and self.plan.name_policy != "omit":
             fields["name"] = self.plan.name
+        item = self.item("completed", self.plan.arguments)
+        if self.plan.id_policy == "changing" and self.plan.id is not None:
+            item["call_id"] = reissued_call_id(self.plan.id)
         return [
             _event(f"{self.prefix}.done", item_id=self.item_id, output_index=self.index, **fields),
             _event(
                 "response.output_item.done",
                 (self.number,),
                 output_index=self.index,
-                item=self.item("completed", self.plan.arguments),
+                item=item,
             ),
         ]
 
