@@ -194,6 +194,10 @@ class Transport:
     quirk T6)."""
     trailing_space: bool = False
     """Write spaces after each JSON payload (Anthropic's captures, quirk T12)."""
+    id_lines: bool = False
+    """Give each event an ``id:`` line (its number) after its ``event:`` line, and the first a
+    ``retry:`` line: fields a reader understands, which dispatch nothing and name no event (T3;
+    the event-stream specification, as sse-starlette writes them)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,7 +79,7 @@ def encode(
     if transport.empty_data:
         out += f"{prefix.rstrip()}{next(newlines)}{next(newlines)}".encode()
     ends: list[int] = []
-    for event in events:
+    for number, event in enumerate(events):
         for _ in range(keepalive):
             out += f": keep-alive{next(newlines)}{next(newlines)}".encode()
         text = _text(event, transport)
@@ -88,6 +88,9 @@ def encode(
         name = name or ("message" if transport.event_lines else None)
         if name is not None:
             lines.append(f"event: {name}")
+        if transport.id_lines:
+            # After the event: line, so that a reader that takes any field for it is caught.
+            lines += [f"id: {number}", *(["retry: 3000"] if number == 0 else [])]
         lines += [prefix + line for line in text.split("\n")]
         for line in lines:
             out += (line + next(newlines)).encode()

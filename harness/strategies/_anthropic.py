@@ -38,7 +38,7 @@ _CUTTING = ("max_tokens", "refusal", "pause_turn", "model_context_window_exceede
 _FINISHES = ("max_tokens", None, "end_turn", "refusal", "pause_turn", "stop_sequence", *_CUTTING)
 _NEWLINES: tuple[Literal["lf", "crlf", "cr", "mixed"], ...] = ("lf", "crlf", "cr", "mixed")
 _SCHEDULES: tuple[Schedule, ...] = ("interleaved", "whole")
-_TRANSPORT_KNOBS = ("unnamed", "empty_data", "bare_event", "trailing_space")
+_TRANSPORT_KNOBS = ("unnamed", "empty_data", "bare_event", "trailing_space", "id_lines")
 _CONTENTS = ("I'll look that up.", "", "Sure — un instant 😀\n")
 
 
@@ -129,8 +129,9 @@ _TRANSPORTS = knobs(
     flag(20),  # empty data: lines
     flag(20),  # a bare event line
     flag(20),  # trailing spaces
+    flag(20),  # id: and retry: lines
     percent=30,
-    names="newline space bom multiline unnamed empty_data bare_event trailing_space",
+    names="newline space bom multiline unnamed empty_data bare_event trailing_space id_lines",
 )
 """Every transport knob in one choice, seven streams in ten plain LF."""
 

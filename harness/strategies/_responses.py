@@ -44,7 +44,7 @@ _CUT_OFF = (None, "length", "content_filter")
 """The finishes that leave the last call without its ``.done`` (or send no terminal)."""
 _NEWLINES: tuple[Literal["lf", "crlf", "cr", "mixed"], ...] = ("lf", "crlf", "cr", "mixed")
 _ONE_IN_THREE = ((False, 2), (True, 1))
-"""About 35 % (a third), in weights small enough for eight knobs to share a choice."""
+"""About 35 % (a third), in weights small enough for nine knobs to share a choice."""
 _AFTER = (("duplicate_finish",), ("late_delta",))
 
 
@@ -89,8 +89,9 @@ _TRANSPORTS = knobs(
     _ONE_IN_THREE,  # empty data: lines
     _ONE_IN_THREE,  # a bare event line
     _ONE_IN_THREE,  # trailing spaces
+    _ONE_IN_THREE,  # id: and retry: lines
     percent=30,
-    names="newline space bom multiline unnamed empty_data bare_event trailing_space",
+    names="newline space bom multiline unnamed empty_data bare_event trailing_space id_lines",
 )
 """Every transport knob in one choice, seven streams in ten plain LF."""
 
@@ -100,7 +101,7 @@ def _transports(draw: st.DrawFn) -> Transport:
     if transport == Transport():
         return transport
     label_draw(f"transport: newline {transport.newline}")
-    for knob in ("unnamed", "empty_data", "bare_event", "trailing_space"):
+    for knob in ("unnamed", "empty_data", "bare_event", "trailing_space", "id_lines"):
         if getattr(transport, knob):
             label_draw(f"transport: {knob}")
     return transport

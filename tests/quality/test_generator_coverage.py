@@ -46,12 +46,10 @@ _NAMED_EVENTS = {
     "id.numeric": "its call ids are strings",
 }
 _LONE = _RARE + "a lone surrogate rarely survives as an escape"
-_ODDITY = _RARE + "an oddity (strategies._oddities, 4 % a stream), under the floor in this sample"
 _CHAT = {
     "id.late": "no id policy sends the id after the first delta",
     "name.changed": "no name policy changes the name (a new call at the index is C2)",
     "args.lone-surrogate-escape": _LONE,
-    "done.not-last": _ODDITY + " (after_done)",
 }
 _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
