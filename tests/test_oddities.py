@@ -359,6 +359,14 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         "lenient",
     ),
     (
+        "no_event_item_id",
+        "openai-responses",
+        Ending(),
+        "responses.event-without-item-id",
+        RoutesByItemIdOnly,
+        "lenient",
+    ),
+    (
         "added_twice",
         "openai-responses",
         Ending(),

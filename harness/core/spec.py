@@ -56,6 +56,7 @@ Oddity = Literal[
     "no_item_id",
     "added_twice",
     "untyped_event",
+    "no_event_item_id",
 ]
 """One corner of the wire format a plan's other knobs do not reach, sent once in the stream:
 
@@ -92,7 +93,10 @@ Oddity = Literal[
   last call's: the same item added twice fails the stream there (A5, V6);
 - ``untyped_event`` (openai-responses): a Chat Completions chunk (an object without ``type``,
   no ``event:`` line) after the last call's ``output_item.added``: no Responses event, it fails
-  the stream there (T3, V6).
+  the stream there (T3, V6);
+- ``no_event_item_id`` (openai-responses): the first call item keeps its ``id``, but its
+  deltas and ``.done`` come with its ``output_index`` alone, no ``item_id``: routed by the index
+  (quirk R8, D40; or-m-deltas-without-item-id).
 
 A dialect refuses an oddity it does not name (:class:`~callstream.errors.PlanError`)."""
 """Sequential calls (OpenAI); fragments round-robin across calls (C15); each call whole in one
@@ -121,6 +125,9 @@ class CallPlan:
     name_policy: NamePolicy = "once"
     type_every: bool = False
     """Repeat ``type: function`` on every delta (OpenRouter, quirk C4)."""
+    blank_type: bool = False
+    """With ``type_every``, the repeated ``type`` is ``""`` (Novita, vercel/ai#7255): a
+    function call's, read as no kind at all (A4)."""
     header_arguments: bool = False
     """The first fragment rides in the header delta (llama.cpp, quirk C9)."""
     arguments_as_value: bool = False

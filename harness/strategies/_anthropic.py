@@ -60,6 +60,7 @@ def _resent(draw: st.DrawFn, plan: CallPlan, position: int) -> CallPlan:
         id_policy="once",
         name_policy="once" if plan.name is not None else "omit",
         type_every=False,
+        blank_type=False,
         header_arguments=False,
         arguments_as_value=False,
         snapshots=False,

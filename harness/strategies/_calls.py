@@ -322,7 +322,7 @@ _HOW = knobs(
     flag(15),  # arguments as a JSON value
     flag(15),  # cumulative snapshots
     flag(10),  # extra_content
-    flag(20),  # type in every delta
+    ((False, 8), ("function", 1), ("", 1)),  # type in every delta: its kind, or "" (Novita)
     flag(20),  # arguments in the header
 )
 """How a quirky call's arguments travel, in one choice."""
@@ -342,7 +342,9 @@ def _metadata(
     knob is drawn, then the combinations the oracle cannot predict are turned back to the
     ordinary value, so a call's draws stay aligned while the shrinker simplifies."""
     legacy, id_policy, name_policy, suffix = _WHO.draw(draw)
-    as_value, snapshots, extra, type_every, header_arguments = _HOW.draw(draw)
+    as_value, snapshots, extra, repeated_type, header_arguments = _HOW.draw(draw)
+    type_every = repeated_type is not False
+    blank_type = repeated_type == "" and plan.kind == "function"
     if plan.kind == "custom":
         # The legacy function_call has no custom form; cumulative snapshots (C10) are a quirk
         # of function arguments.
@@ -369,7 +371,7 @@ def _metadata(
             id_policy = "every" if id_policy == "every" else "once"
             name_policy = "once"
         # An entry the reader cannot route is dropped, with the repeated type it carries.
-        type_every = False
+        type_every = blank_type = False
     name = plan.name
     if name_policy == "omit":
         # The same bytes as a call without a name; the oracle expects the plan's name for a
@@ -392,6 +394,7 @@ def _metadata(
         ("cumulative snapshots", snapshots),
         ("extra_content", extra),
         ("no index", omit_index),
+        ('type "" on every delta', type_every and blank_type),
     ):
         if on:
             label_draw(f"call: {knob}")
@@ -403,6 +406,7 @@ def _metadata(
         id_policy=id_policy,
         name_policy=name_policy,
         type_every=type_every,
+        blank_type=type_every and blank_type,
         header_arguments=header_arguments,
         arguments_as_value=as_value,
         snapshots=snapshots,

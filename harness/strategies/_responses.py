@@ -67,6 +67,7 @@ def _as_item(plan: CallPlan, header: bool, shared: bool) -> CallPlan:
         id_policy=plan.id_policy if plan.id_policy in _ID_POLICIES else "once",
         name_policy=plan.name_policy if plan.name_policy in ("once", "omit") else "once",
         type_every=False,
+        blank_type=False,
         header_arguments=header and bool(plan.arguments),
         arguments_as_value=False,
         snapshots=plan.snapshots and not header,

@@ -50,11 +50,13 @@ _CHAT = {
     "id.late": "no id policy sends the id after the first delta",
     "name.changed": "no name policy changes the name (a new call at the index is C2)",
     "args.lone-surrogate-escape": _LONE,
+    "id.shared": _RARE + "the shared id oddity (strategies._oddities, 4 % a stream)",
 }
 _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
     "id.shared": "ids are drawn distinct",
     "anthropic.no-message-start": _NO_KNOB,
+    "stop.stop_sequence": _RARE + "one stop reason of ten, which this sample draws least",
     "args.lone-surrogate-escape": _LONE,
 }
 _RESPONSES = {

@@ -203,7 +203,13 @@ def _check_plan(spec: StreamSpec, rendered: Rendered) -> None:
     if len(spec.calls) > spec.limits.max_calls:
         raise PlanError("a plan past max_calls fails the whole stream")
     for plan in spec.calls:
-        if plan.kind != "function" or plan.snapshots or plan.legacy or plan.type_every:
+        if (
+            plan.kind != "function"
+            or plan.snapshots
+            or plan.legacy
+            or plan.type_every
+            or plan.blank_type
+        ):
             raise PlanError("custom, snapshot, legacy and type_every calls are openai-chat's")
         if plan.extra_content is not None:
             raise PlanError("extra_content is openai-chat's")

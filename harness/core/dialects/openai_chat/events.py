@@ -278,7 +278,7 @@ def _tool_deltas(call: CallPlan, position: int, whole: bool) -> list[dict[str, A
         if call_id is not _ABSENT:
             entry["id"] = call_id
         if number > 0 and call.type_every:
-            entry["type"] = call.kind
+            entry["type"] = "" if call.blank_type else call.kind
         if call.name is not None and (
             (number == 0 and call.name_policy in ("once", "every"))
             or (number > 0 and call.name_policy == "every")

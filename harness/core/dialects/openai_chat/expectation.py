@@ -132,6 +132,9 @@ class _Derivation:
                 )
         if ending.after_finish and ending.finish is None:
             raise PlanError("ending.after_finish needs a finish reason")
+        if any(p.blank_type and not (p.type_every and p.kind == "function") for p in spec.calls):
+            # A blank type on a custom call could be read as the default kind, function (D90).
+            raise PlanError("blank_type is a function call's repeated type (type_every)")
         self._check_oddity()
         if len(spec.calls) > spec.limits.max_calls or spec.choices > spec.limits.max_choices:
             raise PlanError("a plan past max_calls or max_choices fails the whole stream")

@@ -25,8 +25,9 @@ How the plan's knobs read in this dialect (anything else is a :class:`PlanError`
   stops inside the last event. ``ending.done`` is not used: ``[DONE]`` is no Responses event.
 - ``oddity`` (:data:`ODDITIES`): no ``response.created``, a ``sequence_number`` gap, the first
   call item added under another ``event:`` name, a ``[DONE]`` line at the end, the first call
-  item without an id (its events without ``item_id``), the first call item added again or a
-  Chat Completions chunk after the last call's ``output_item.added``.
+  item without an id (its events without ``item_id``) or with one that its deltas and ``.done``
+  leave out, the first call item added again or a Chat Completions chunk after the last call's
+  ``output_item.added``.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def check_plan(spec: StreamSpec) -> None:
     for plan in spec.calls:
         if plan.omit_index or plan.legacy or plan.arguments_as_value:
             raise PlanError("omit_index, legacy and arguments_as_value are openai-chat's")
-        if plan.type_every or plan.extra_content is not None:
+        if plan.type_every or plan.blank_type or plan.extra_content is not None:
             raise PlanError("type_every and extra_content are openai-chat's")
         if plan.id_policy not in ("once", "omit", "empty", "changing"):
             raise PlanError("a call_id is sent once, omitted, empty or changed at its done")
@@ -168,6 +169,7 @@ ODDITIES: tuple[Oddity, ...] = (
     "no_item_id",
     "added_twice",
     "untyped_event",
+    "no_event_item_id",
 )
 """The oddities (``StreamSpec.oddity``) an openai-responses plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -196,6 +198,9 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         return [*events, Event("[DONE]")]
     if spec.oddity == "no_item_id" and spec.calls:
         return [_without_item_id(event, call_item_id(spec.calls[0], 0)) for event in events]
+    if spec.oddity == "no_event_item_id" and spec.calls:
+        first = call_item_id(spec.calls[0], 0)
+        return [_without_item_id(event, first, items=False) for event in events]
     failing = failure_at(spec, events)
     if failing is not None and spec.oddity == "added_twice":
         first = call_item_id(spec.calls[0], 0)
@@ -216,13 +221,14 @@ def failure_at(spec: StreamSpec, events: Sequence[Event]) -> int | None:
     return sequence_gap_at(spec, events)
 
 
-def _without_item_id(event: Event, item_id: str) -> Event:
-    """``event`` without the item id ``item_id`` (``item.id`` or ``item_id``), where it has it."""
+def _without_item_id(event: Event, item_id: str, *, items: bool = True) -> Event:
+    """``event`` without the item id ``item_id`` (``item.id``, unless not ``items``, or
+    ``item_id``), where it has it."""
     data = event.data
     if not isinstance(data, dict):
         return event
     item = data.get("item")
-    if isinstance(item, dict) and item.get("id") == item_id:
+    if items and isinstance(item, dict) and item.get("id") == item_id:
         bare = {key: value for key, value in item.items() if key != "id"}
         return replace(event, data={**data, "item": bare})
     if data.get("item_id") == item_id:

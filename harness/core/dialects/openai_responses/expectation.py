@@ -93,7 +93,7 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
         findings.add(_QUIRK["R5"])  # [DONE] is no Responses event: recorded and ignored (D49)
     if spec.oddity == "event_mismatch" and not spec.transport.unnamed:
         findings.add(_QUIRK["T8"])
-    if spec.oddity == "no_item_id":
+    if spec.oddity in ("no_item_id", "no_event_item_id"):
         findings.add(_QUIRK["R8"])  # routed by output_index (D40)
     # An item added twice, or an event that is no Responses event, fails the stream (A5, T3).
     failure = failure_at(spec, events)
@@ -108,7 +108,7 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
             # Its ``.done`` is read, and restates another text than the deltas carried (D41).
             findings.add(_QUIRK["R1"])
             rejected = rejected or "R1"
-        if number == 0 and spec.oddity == "no_item_id":
+        if number == 0 and spec.oddity in ("no_item_id", "no_event_item_id"):
             rejected = rejected or "R8"
         base: dict[str, Any] = {
             "index": number,
@@ -174,12 +174,17 @@ def _check_oddity(spec: StreamSpec, terminal: str | None) -> None:
     ):
         # The stream fails at the event: what would be recorded after it is not.
         raise PlanError(f"{oddity} needs calls and a plain ending")
-    if oddity == "no_item_id":
+    if oddity == "no_event_item_id" and not (spec.calls and spec.calls[0].arguments):
+        # Only its deltas and .done go without item_id: it needs one (arguments), that arrives.
+        raise PlanError("no_event_item_id needs a first call that sends a delta")
+    if oddity == "no_event_item_id" and ending.cut:
+        raise PlanError("no_event_item_id and a cut stream: the only such delta may be cut")
+    if oddity in ("no_item_id", "no_event_item_id"):
         indices = output_indices(spec)
         taken = [*([0] if spec.noise.content is not None else []), *indices[1:]]
         if not spec.calls or indices[0] in taken:
             # Routed by output_index, the item must be the only one at its index.
-            raise PlanError("no_item_id needs a first call alone at its output_index")
+            raise PlanError(f"{oddity} needs a first call alone at its output_index")
 
 
 def _check_snapshots(spec: StreamSpec, terminal: str | None) -> None:
