@@ -95,6 +95,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         if not isinstance(payload, dict) or not event.dispatched:
             continue
         kind = payload.get("type")
+        if not isinstance(kind, str) and event.name == "error":
+            kind = "error"  # its event: line names it (T4)
         if not isinstance(kind, str):
             features.add("responses.untyped-event")
         features.update(event.name_features(kind))

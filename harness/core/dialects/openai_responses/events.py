@@ -20,7 +20,8 @@ How the plan's knobs read in this dialect (anything else is a :class:`PlanError`
   ``length`` and ``content_filter`` leave the last call without its ``.done`` and done
   ``incomplete``, then ``response.incomplete``; ``done`` ends with ``response.done`` (R5);
   None sends no terminal event. ``ending.error`` (``nested``, ``flat``: an ``error`` event then
-  ``response.failed``; ``event``: the flat ``error`` alone) comes after the last call's deltas.
+  ``response.failed``; ``event``: the flat ``error`` alone, without ``type`` where its
+  ``event: error`` line is sent, T4) comes after the last call's deltas.
   ``after_finish`` sends ``duplicate_finish`` (a second terminal) or ``late_delta``; ``cut``
   stops inside the last event. ``ending.done`` is not used: ``[DONE]`` is no Responses event.
 - ``oddity`` (:data:`ODDITIES`): no ``response.created``, a ``sequence_number`` gap, the first
@@ -408,7 +409,10 @@ def _events(spec: StreamSpec) -> Iterator[Event]:
         output.append(calls[-1].item("incomplete", calls[-1].plan.arguments))
     usage = {"usage": dict(USAGE)} if noise.usage else {}
     if terminal in ("response.failed", "error"):
-        yield _error(ending.error == "nested")
+        # The error alone, where its event: line names it, comes without a type, as a gateway
+        # sends it: the event: line alone says it is an error (T4).
+        untyped = ending.error == "event" and not spec.transport.unnamed
+        yield _error(ending.error == "nested", typed=not untyped)
         if terminal == "response.failed":
             error = {"code": "server_error", "message": _MESSAGE}
             yield _event(terminal, finishes=(0,), response=_response("failed", output, error=error))
@@ -434,8 +438,12 @@ def _events(spec: StreamSpec) -> Iterator[Event]:
 _MESSAGE = "The server had an error while processing your request."
 
 
-def _error(nested: bool) -> Event:
+def _error(nested: bool, typed: bool = True) -> Event:
+    """The ``error`` event: nested or flat; flat without its ``type`` unless ``typed``."""
     if nested:
         error = {"type": "server_error", "code": "server_error", "message": _MESSAGE, "param": None}
         return _event("error", error=error)
-    return _event("error", code="server_error", message=_MESSAGE, param=None)
+    event = _event("error", code="server_error", message=_MESSAGE, param=None)
+    if not typed:
+        del event.data["type"]
+    return event
