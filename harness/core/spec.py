@@ -121,6 +121,9 @@ class CallPlan:
     """The tool-call index on the wire; None means "its position" (see ``omit_index``)."""
     omit_index: bool = False
     """Send no ``index`` at all (Gemini's OpenAI endpoint, quirk C1)."""
+    late_index: bool = False
+    """Send no ``index`` on the call's first delta, its position on the later ones (quirk C1:
+    a fragment naming an index no call holds continues the one call that has none yet)."""
     id_policy: IdPolicy = "once"
     name_policy: NamePolicy = "once"
     type_every: bool = False
@@ -138,6 +141,9 @@ class CallPlan:
     """Send as the legacy ``delta.function_call`` (quirk C27)."""
     extra_content: Mapping[str, Any] | None = None
     """Provider data on the call (Gemini's ``extra_content``, quirk C28)."""
+    bare_start: bool = False
+    """anthropic-messages: the tool_use block's ``content_block_start`` has no ``input`` field,
+    its input streamed (A4: the absent field changes nothing)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,10 +3,11 @@
 The calls are ``call_plans``' (valid and refused arguments, unknown and missing names, dangerous
 cuts), re-sent the way Anthropic streams carry them: one ``tool_use`` block per call, its id and
 name once (now and then no id), now and then its block without index (C1) or past a gap (C14),
-its input whole in ``content_block_start`` and streamed as well (A6) or there only. Endings are
-Anthropic's stop reasons; a stop reason that cuts the model off (``max_tokens``, ``refusal``,
-``pause_turn``, ``model_context_window_exceeded``) usually cuts the last call's input inside
-its text too, as fine-grained streaming does (A1), and so does an ending with no stop reason.
+its input whole in ``content_block_start`` and streamed as well (A6) or there only, or its start
+without an ``input`` field (A4). Endings are Anthropic's stop reasons; a stop reason that cuts
+the model off (``max_tokens``, ``refusal``, ``pause_turn``, ``model_context_window_exceeded``)
+usually cuts the last call's input inside its text too, as fine-grained streaming does (A1), and
+so does an ending with no stop reason.
 Noise is a text block before the calls, ``ping`` and keep-alive comments; the transport varies
 as openai-chat's does. Ordinary streams dominate and every knob shrinks to off, so a failure
 shrinks to one or two calls.
@@ -45,7 +46,9 @@ _CONTENTS = ("I'll look that up.", "", "Sure — un instant 😀\n")
 _RESENDING = knobs(
     ((False, 23), (True, 2)),  # no id (8 %)
     (("next", 44), ("none", 3), (2, 1), (3, 1), (4, 1)),  # no index (6 %), a gap (6 %)
-    (("streamed", 18), ("also in start", 1), ("only in start", 1)),  # 10 %, of objects
+    # Streamed (90 %), also or only in content_block_start (of objects), or streamed after a
+    # start without an input field (of inputs streamed).
+    (("streamed", 18), ("also in start", 1), ("only in start", 1), ("no input field", 1)),
 )
 """How one tool_use block departs from the ordinary, in one choice."""
 
@@ -57,6 +60,7 @@ def _resent(draw: st.DrawFn, plan: CallPlan, position: int) -> CallPlan:
         id=plan.id or f"toolu_{position:02d}",
         index=None,
         omit_index=False,
+        late_index=False,
         id_policy="once",
         name_policy="once" if plan.name is not None else "omit",
         type_every=False,
@@ -77,7 +81,11 @@ def _resent(draw: st.DrawFn, plan: CallPlan, position: int) -> CallPlan:
     elif index != "next":
         label_draw("anthropic: block index past a gap")
         plain = replace(plain, index=position + index)
-    if start != "streamed" and _is_object(plan.arguments):
+    if start == "no input field":
+        if plan.arguments:
+            label_draw("anthropic: content_block_start without input")
+            plain = replace(plain, bare_start=True)
+    elif start != "streamed" and _is_object(plan.arguments):
         as_value = start == "only in start"
         label_draw("anthropic: input in content_block_start" + (" only" if as_value else ""))
         plain = replace(plain, header_arguments=not as_value, arguments_as_value=as_value)

@@ -64,6 +64,7 @@ def _as_item(plan: CallPlan, header: bool, shared: bool) -> CallPlan:
         plan,
         index=0 if shared else None,
         omit_index=False,
+        late_index=False,
         id_policy=plan.id_policy if plan.id_policy in _ID_POLICIES else "once",
         name_policy=plan.name_policy if plan.name_policy in ("once", "omit") else "once",
         type_every=False,

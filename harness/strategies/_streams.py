@@ -205,6 +205,7 @@ def _strictly_rejected(plan: CallPlan) -> bool:
     """Whether the strict profile rejects the call mid-stream for how it was sent."""
     return (
         plan.omit_index
+        or plan.late_index
         or plan.index is not None
         or plan.id_policy == "changing"
         or plan.name_policy == "late"

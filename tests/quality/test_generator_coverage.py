@@ -49,15 +49,14 @@ _LONE = _RARE + "a lone surrogate rarely survives as an escape"
 _CHAT = {
     "id.late": "no id policy sends the id after the first delta",
     "name.changed": "no name policy changes the name (a new call at the index is C2)",
-    "args.lone-surrogate-escape": _LONE,
     "id.shared": _RARE + "the shared id oddity (strategies._oddities, 4 % a stream)",
 }
 _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
     "id.shared": "ids are drawn distinct",
     "anthropic.no-message-start": _NO_KNOB,
+    "anthropic.unknown-delta": _RARE + "an oddity (strategies._oddities, 4 % a stream)",
     "stop.stop_sequence": _RARE + "one stop reason of ten, which this sample draws least",
-    "args.lone-surrogate-escape": _LONE,
 }
 _RESPONSES = {
     "id.late": "no id policy sends the call_id after output_item.added",
@@ -67,6 +66,8 @@ _RESPONSES = {
     "index.gap": _NO_KNOB + " (output indices past a gap)",
     "responses.item-mismatch": _NO_KNOB + " (R8)",
     "responses.done-only": "a plan's fragments must concatenate to its arguments (R1)",
+    "responses.done-mismatch": _RARE
+    + "cumulative snapshot deltas (a quirky call's, 15 %) where every call's .done arrives",
     "args.lone-surrogate-escape": _LONE,
     "sse.non-json-data": _NO_KNOB + " (the oddity error_text is chat's and Anthropic's)",
 }

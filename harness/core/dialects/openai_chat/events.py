@@ -272,7 +272,7 @@ def _tool_deltas(call: CallPlan, position: int, whole: bool) -> list[dict[str, A
         entries.append({body: {}})
 
     for number, entry in enumerate(entries):
-        if not call.omit_index:
+        if not call.omit_index and not (call.late_index and number == 0):
             entry["index"] = index
         call_id = _id_for(call, number)
         if call_id is not _ABSENT:

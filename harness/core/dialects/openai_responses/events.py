@@ -134,9 +134,9 @@ def check_plan(spec: StreamSpec) -> None:
     if ending.error is not None and ending.finish not in ("tool_calls", None):
         raise PlanError("an error ending sends no finish")
     for plan in spec.calls:
-        if plan.omit_index or plan.legacy or plan.arguments_as_value:
-            raise PlanError("omit_index, legacy and arguments_as_value are openai-chat's")
-        if plan.type_every or plan.blank_type or plan.extra_content is not None:
+        if plan.omit_index or plan.late_index or plan.legacy or plan.arguments_as_value:
+            raise PlanError("omit_index, late_index, legacy, arguments_as_value are openai-chat's")
+        if plan.type_every or plan.blank_type or plan.bare_start or plan.extra_content is not None:
             raise PlanError("type_every and extra_content are openai-chat's")
         if plan.id_policy not in ("once", "omit", "empty", "changing"):
             raise PlanError("a call_id is sent once, omitted, empty or changed at its done")
