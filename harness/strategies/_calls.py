@@ -148,7 +148,8 @@ def _deltas(plan: CallPlan, schedule: Schedule) -> int:
     elif plan.legacy:
         count = 1 + len(plan.fragments)
     else:
-        count = len(plan.fragments) + (0 if plan.header_arguments else 1)
+        # The header delta is sent even when no fragment rides in it.
+        count = max(len(plan.fragments), 1) if plan.header_arguments else len(plan.fragments) + 1
     if plan.name_policy == "late" and count == 1:
         count = 2
     return max(count, 1)
