@@ -112,7 +112,7 @@ def _cut_short(draw: st.DrawFn, plan: CallPlan) -> CallPlan:
 
 _ENDINGS = knobs(
     ((False, 2), (True, 3)),  # an ending other than tool_use (60 %)
-    tuple((finish, 1) for finish in _FINISHES),
+    tuple((finish, 2 if finish is None else 1) for finish in _FINISHES),  # none, twice as often
     ((None, 9), ("event", 1)),  # an error event
     ((True, 2), (False, 1)),  # message_stop (a third of the endings drawn without)
     ((False, 6), (True, 1)),  # cut inside the last event (about 15 %)

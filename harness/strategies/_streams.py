@@ -57,6 +57,7 @@ _FINISHES = (
     ("MALFORMED_FUNCTION_CALL", 1),
     ("eos", 1),
     ("tool_use", 1),
+    ("safety", 1),
 )
 """Finish reasons with their weights: the ones that matter most (truncation, none at all)
 most often."""

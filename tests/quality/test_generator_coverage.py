@@ -49,14 +49,13 @@ _LONE = _RARE + "a lone surrogate rarely survives as an escape"
 _CHAT = {
     "id.late": "no id policy sends the id after the first delta",
     "name.changed": "no name policy changes the name (a new call at the index is C2)",
+    "args.lone-surrogate-escape": _LONE,
     "id.shared": _RARE + "the shared id oddity (strategies._oddities, 4 % a stream)",
 }
 _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
     "id.shared": "ids are drawn distinct",
     "anthropic.no-message-start": _NO_KNOB,
-    "anthropic.unknown-delta": _RARE + "an oddity (strategies._oddities, 4 % a stream)",
-    "stop.stop_sequence": _RARE + "one stop reason of ten, which this sample draws least",
 }
 _RESPONSES = {
     "id.late": "no id policy sends the call_id after output_item.added",
