@@ -278,7 +278,7 @@ def _stream_specs(
         transport=_transports(draw),
         limits=_limits(draw, calls),
     )
-    if spec.limits == Limits() and draw(rarely(6)):
+    if spec.limits == Limits() and draw(rarely(12)):
         spec = _sized(draw, spec)
     if not predictable(spec):
         reject()
