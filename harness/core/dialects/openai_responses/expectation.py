@@ -101,15 +101,15 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
     indices = output_indices(spec)
     for number, plan in enumerate(spec.calls):
         rejected = _quirks(plan, number, indices, spec.noise.content is not None, findings)
-        stops = failure if failure is not None else gap if strict else None
-        if _restated_otherwise(spec, plan) and (
-            stops is None or _bounded_before(rendered, number, stops)
-        ):
-            # Its ``.done`` is read, and restates another text than the deltas carried (D41).
-            findings.add(_QUIRK["R1"])
-            rejected = rejected or "R1"
         if number == 0 and spec.oddity in ("no_item_id", "no_event_item_id"):
             rejected = rejected or "R8"
+        stops = failure if failure is not None else gap if strict else None
+        read = stops is None or _bounded_before(rendered, number, stops)
+        if _restated_otherwise(spec, plan) and read and not (strict and rejected is not None):
+            # Its ``.done`` is read while the call is open (the strict profile refuses it at an
+            # earlier quirk), and restates another text than the deltas carried (D41).
+            findings.add(_QUIRK["R1"])
+            rejected = rejected or "R1"
         base: dict[str, Any] = {
             "index": number,
             "name": plan.name,
