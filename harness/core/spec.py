@@ -57,6 +57,7 @@ Oddity = Literal[
     "added_twice",
     "untyped_event",
     "no_event_item_id",
+    "null_created",
 ]
 """One corner of the wire format a plan's other knobs do not reach, sent once in the stream:
 
@@ -96,7 +97,9 @@ Oddity = Literal[
   the stream there (T3, V6);
 - ``no_event_item_id`` (openai-responses): the first call item keeps its ``id``, but its
   deltas and ``.done`` come with its ``output_index`` alone, no ``item_id``: routed by the index
-  (quirk R8, D40; or-m-deltas-without-item-id).
+  (quirk R8, D40; or-m-deltas-without-item-id);
+- ``null_created`` (openai-responses): ``response.created`` with ``"response": null``, which
+  changes nothing (A4, V6; or-m-created-with-a-null-response).
 
 A dialect refuses an oddity it does not name (:class:`~callstream.errors.PlanError`)."""
 """Sequential calls (OpenAI); fragments round-robin across calls (C15); each call whole in one

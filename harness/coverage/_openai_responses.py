@@ -38,6 +38,7 @@ FEATURES: tuple[Feature, ...] = table_of(
         feature("responses.arguments-in-added", "arguments in `output_item.added` already", "R2"),
         feature("responses.item-mismatch", "an `item_id` and `output_index` that disagree", "R8"),
         feature("responses.item-without-id", "a call item without an id", "R8"),
+        feature("responses.created-null", "a `response.created` whose response is null", "A4"),
         feature(
             "responses.event-without-item-id",
             "an event without `item_id` for a call item that has an id",
@@ -102,6 +103,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         features.update(event.name_features(kind))
         if first and kind != "response.created":
             features.add("responses.no-created")
+        if kind == "response.created" and payload.get("response") is None:
+            features.add("responses.created-null")
         first = False
         if isinstance(payload.get("sequence_number"), int):
             sequence.append(payload["sequence_number"])

@@ -65,8 +65,6 @@ _RESPONSES = {
     "index.gap": _NO_KNOB + " (output indices past a gap)",
     "responses.item-mismatch": _NO_KNOB + " (R8)",
     "responses.done-only": "a plan's fragments must concatenate to its arguments (R1)",
-    "responses.done-mismatch": _RARE
-    + "cumulative snapshot deltas (a quirky call's, 15 %) where every call's .done arrives",
     "args.lone-surrogate-escape": _LONE,
     "sse.non-json-data": _NO_KNOB + " (the oddity error_text is chat's and Anthropic's)",
 }

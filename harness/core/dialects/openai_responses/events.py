@@ -24,11 +24,11 @@ How the plan's knobs read in this dialect (anything else is a :class:`PlanError`
   ``event: error`` line is sent, T4) comes after the last call's deltas.
   ``after_finish`` sends ``duplicate_finish`` (a second terminal) or ``late_delta``; ``cut``
   stops inside the last event. ``ending.done`` is not used: ``[DONE]`` is no Responses event.
-- ``oddity`` (:data:`ODDITIES`): no ``response.created``, a ``sequence_number`` gap, the first
-  call item added under another ``event:`` name, a ``[DONE]`` line at the end, the first call
-  item without an id (its events without ``item_id``) or with one that its deltas and ``.done``
-  leave out, the first call item added again or a Chat Completions chunk after the last call's
-  ``output_item.added``.
+- ``oddity`` (:data:`ODDITIES`): no ``response.created`` or one whose response is null, a
+  ``sequence_number`` gap, the first call item added under another ``event:`` name, a
+  ``[DONE]`` line at the end, the first call item without an id (its events without
+  ``item_id``) or with one that its deltas and ``.done`` leave out, the first call item added
+  again or a Chat Completions chunk after the last call's ``output_item.added``.
 """
 
 from __future__ import annotations
@@ -171,6 +171,7 @@ ODDITIES: tuple[Oddity, ...] = (
     "added_twice",
     "untyped_event",
     "no_event_item_id",
+    "null_created",
 )
 """The oddities (``StreamSpec.oddity``) an openai-responses plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -192,6 +193,8 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
     refuses one they cannot show."""
     if spec.oddity == "no_created":
         return events[1:]
+    if spec.oddity == "null_created":
+        return [replace(events[0], data={**events[0].data, "response": None}), *events[1:]]
     if spec.oddity == "event_mismatch":
         at = next((at for at, event in enumerate(events) if _adds_call(event)), 0)
         return [*events[:at], replace(events[at], event=MISNAMED), *events[at + 1 :]]
