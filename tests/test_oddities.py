@@ -206,6 +206,17 @@ class RequiresCreated(ResponsesAssembler):
         super().on_event(event, data)
 
 
+class ReadsCreatedResponse(ResponsesAssembler):
+    """Reads the response of ``response.created`` as an object, and so crashes on a null one,
+    which changes nothing (A4)."""
+
+    def on_event(self, event: str, data: str) -> None:
+        payload = json.loads(data) if data.startswith("{") else None
+        if isinstance(payload, dict) and payload.get("type") == "response.created":
+            payload["response"].get("id")
+        super().on_event(event, data)
+
+
 class BoundaryOnlyAtStop(AnthropicAssembler):
     """Completes a tool_use block at its ``content_block_stop`` only: a block the stop reason
     ends without one is never completed (C5)."""
@@ -355,6 +366,22 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         "openai-responses",
         Ending(),
         "responses.item-without-id",
+        RoutesByItemIdOnly,
+        "lenient",
+    ),
+    (
+        "null_created",
+        "openai-responses",
+        Ending(),
+        "responses.created-null",
+        ReadsCreatedResponse,
+        "lenient",
+    ),
+    (
+        "no_event_item_id",
+        "openai-responses",
+        Ending(),
+        "responses.event-without-item-id",
         RoutesByItemIdOnly,
         "lenient",
     ),

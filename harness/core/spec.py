@@ -56,6 +56,8 @@ Oddity = Literal[
     "no_item_id",
     "added_twice",
     "untyped_event",
+    "no_event_item_id",
+    "null_created",
 ]
 """One corner of the wire format a plan's other knobs do not reach, sent once in the stream:
 
@@ -92,7 +94,12 @@ Oddity = Literal[
   last call's: the same item added twice fails the stream there (A5, V6);
 - ``untyped_event`` (openai-responses): a Chat Completions chunk (an object without ``type``,
   no ``event:`` line) after the last call's ``output_item.added``: no Responses event, it fails
-  the stream there (T3, V6).
+  the stream there (T3, V6);
+- ``no_event_item_id`` (openai-responses): the first call item keeps its ``id``, but its
+  deltas and ``.done`` come with its ``output_index`` alone, no ``item_id``: routed by the index
+  (quirk R8, D40; or-m-deltas-without-item-id);
+- ``null_created`` (openai-responses): ``response.created`` with ``"response": null``, which
+  changes nothing (A4, V6; or-m-created-with-a-null-response).
 
 A dialect refuses an oddity it does not name (:class:`~callstream.errors.PlanError`)."""
 """Sequential calls (OpenAI); fragments round-robin across calls (C15); each call whole in one
@@ -117,10 +124,16 @@ class CallPlan:
     """The tool-call index on the wire; None means "its position" (see ``omit_index``)."""
     omit_index: bool = False
     """Send no ``index`` at all (Gemini's OpenAI endpoint, quirk C1)."""
+    late_index: bool = False
+    """Send no ``index`` on the call's first delta, its position on the later ones (quirk C1:
+    a fragment naming an index no call holds continues the one call that has none yet)."""
     id_policy: IdPolicy = "once"
     name_policy: NamePolicy = "once"
     type_every: bool = False
     """Repeat ``type: function`` on every delta (OpenRouter, quirk C4)."""
+    blank_type: bool = False
+    """With ``type_every``, the repeated ``type`` is ``""`` (Novita, vercel/ai#7255): a
+    function call's, read as no kind at all (A4)."""
     header_arguments: bool = False
     """The first fragment rides in the header delta (llama.cpp, quirk C9)."""
     arguments_as_value: bool = False
@@ -131,6 +144,9 @@ class CallPlan:
     """Send as the legacy ``delta.function_call`` (quirk C27)."""
     extra_content: Mapping[str, Any] | None = None
     """Provider data on the call (Gemini's ``extra_content``, quirk C28)."""
+    bare_start: bool = False
+    """anthropic-messages: the tool_use block's ``content_block_start`` has no ``input`` field,
+    its input streamed (A4: the absent field changes nothing)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +210,10 @@ class Transport:
     quirk T6)."""
     trailing_space: bool = False
     """Write spaces after each JSON payload (Anthropic's captures, quirk T12)."""
+    id_lines: bool = False
+    """Give each event an ``id:`` line (its number) after its ``event:`` line, and the first a
+    ``retry:`` line: fields a reader understands, which dispatch nothing and name no event (T3;
+    the event-stream specification, as sse-starlette writes them)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,20 +80,22 @@ def encode(
         out += f"{prefix.rstrip()}{next(newlines)}{next(newlines)}".encode()
     ends: list[int] = []
     fixed = NEWLINES.get(transport.newline)
-    for event in events:
+    for number, event in enumerate(events):
         text = _text(event, transport)
         name = None if transport.unnamed else event.event
         name = name or ("message" if transport.event_lines else None)
+        lines = [] if name is None else [f"event: {name}"]
+        if transport.id_lines:
+            # After the event: line, so that a reader that takes any field for it is caught.
+            lines += [f"id: {number}", *(["retry: 3000"] if number == 0 else [])]
         if fixed is not None:  # one line ending throughout: the event is written in one go
             written = f": keep-alive{fixed}{fixed}" * keepalive
-            if name is not None:
-                written += f"event: {name}{fixed}"
+            written += "".join(line + fixed for line in lines)
             written += prefix + text.replace("\n", fixed + prefix) + fixed + fixed
             out += written.encode()
         else:
             for _ in range(keepalive):
                 out += f": keep-alive{next(newlines)}{next(newlines)}".encode()
-            lines = [] if name is None else [f"event: {name}"]
             lines += [prefix + line for line in text.split("\n")]
             for line in lines:
                 out += (line + next(newlines)).encode()

@@ -38,6 +38,12 @@ FEATURES: tuple[Feature, ...] = table_of(
         feature("responses.arguments-in-added", "arguments in `output_item.added` already", "R2"),
         feature("responses.item-mismatch", "an `item_id` and `output_index` that disagree", "R8"),
         feature("responses.item-without-id", "a call item without an id", "R8"),
+        feature("responses.created-null", "a `response.created` whose response is null", "A4"),
+        feature(
+            "responses.event-without-item-id",
+            "an event without `item_id` for a call item that has an id",
+            "R8",
+        ),
         feature("responses.item-added-twice", "an item id added twice", "A5", "V6"),
         feature("responses.untyped-event", "an object without a `type`", "T3", "V6"),
         feature("responses.done-mismatch", "`.done` text unlike the deltas", "R1"),
@@ -90,11 +96,15 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         if not isinstance(payload, dict) or not event.dispatched:
             continue
         kind = payload.get("type")
+        if not isinstance(kind, str) and event.name == "error":
+            kind = "error"  # its event: line names it (T4)
         if not isinstance(kind, str):
             features.add("responses.untyped-event")
         features.update(event.name_features(kind))
         if first and kind != "response.created":
             features.add("responses.no-created")
+        if kind == "response.created" and payload.get("response") is None:
+            features.add("responses.created-null")
         first = False
         if isinstance(payload.get("sequence_number"), int):
             sequence.append(payload["sequence_number"])
@@ -149,6 +159,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         if not kind.startswith(("response.function_call", "response.custom_tool_call")):
             continue
         item_id = payload.get("item_id")
+        if item_id is None and index in {at for key, at in item_index.items() if key}:
+            features.add("responses.event-without-item-id")
         if item_id in item_index and index is not ABSENT and item_index[item_id] != index:
             features.add("responses.item-mismatch")
         number = by_item.get(item_id, by_index.get(index, -1))

@@ -90,6 +90,8 @@ def read_sse(raw: bytes) -> tuple[list[WireEvent], set[str]]:
             data.append(value)
         elif field == "event":
             name = value
+        elif field in ("id", "retry"):
+            features.add("sse.id-retry")
     if pending:
         features.add("sse.no-final-blank-line")
         if data:

@@ -83,6 +83,7 @@ TRANSPORT_FEATURES: tuple[Feature, ...] = (
     feature("sse.single-newline-events", "events separated by one newline only", "T10"),
     feature("sse.json-trailing-space", "JSON data with whitespace after it", "T12"),
     feature("sse.non-json-data", "data that is neither JSON nor `[DONE]`", "T4"),
+    feature("sse.id-retry", "`id:` and `retry:` lines, which dispatch nothing", "T3"),
 )
 """What the SSE layer does (research/wire_formats.md §1, quirks T1–T12)."""
 

@@ -3,12 +3,14 @@
 The calls are ``call_plans``' (valid and refused arguments, unknown and missing names, dangerous
 cuts), re-sent the way Anthropic streams carry them: one ``tool_use`` block per call, its id and
 name once (now and then no id), now and then its block without index (C1) or past a gap (C14),
-its input whole in ``content_block_start`` and streamed as well (A6) or there only. Endings are
-Anthropic's stop reasons; a stop reason that cuts the model off (``max_tokens``, ``refusal``,
-``pause_turn``, ``model_context_window_exceeded``) usually cuts the last call's input inside
-its text too, as fine-grained streaming does (A1). Noise is a text block before the calls,
-``ping`` and keep-alive comments; the transport varies as openai-chat's does. Ordinary streams
-dominate and every knob shrinks to off, so a failure shrinks to one or two calls.
+its input whole in ``content_block_start`` and streamed as well (A6) or there only, or its start
+without an ``input`` field (A4). Endings are Anthropic's stop reasons; a stop reason that cuts
+the model off (``max_tokens``, ``refusal``, ``pause_turn``, ``model_context_window_exceeded``)
+usually cuts the last call's input inside its text too, as fine-grained streaming does (A1), and
+so does an ending with no stop reason.
+Noise is a text block before the calls, ``ping`` and keep-alive comments; the transport varies
+as openai-chat's does. Ordinary streams dominate and every knob shrinks to off, so a failure
+shrinks to one or two calls.
 """
 
 from __future__ import annotations
@@ -37,14 +39,16 @@ _CUTTING = ("max_tokens", "refusal", "pause_turn", "model_context_window_exceede
 _FINISHES = ("max_tokens", None, "end_turn", "refusal", "pause_turn", "stop_sequence", *_CUTTING)
 _NEWLINES: tuple[Literal["lf", "crlf", "cr", "mixed"], ...] = ("lf", "crlf", "cr", "mixed")
 _SCHEDULES: tuple[Schedule, ...] = ("interleaved", "whole")
-_TRANSPORT_KNOBS = ("unnamed", "empty_data", "bare_event", "trailing_space")
+_TRANSPORT_KNOBS = ("unnamed", "empty_data", "bare_event", "trailing_space", "id_lines")
 _CONTENTS = ("I'll look that up.", "", "Sure — un instant 😀\n")
 
 
 _RESENDING = knobs(
     ((False, 23), (True, 2)),  # no id (8 %)
     (("next", 44), ("none", 3), (2, 1), (3, 1), (4, 1)),  # no index (6 %), a gap (6 %)
-    (("streamed", 18), ("also in start", 1), ("only in start", 1)),  # 10 %, of objects
+    # Streamed (90 %), also or only in content_block_start (of objects), or streamed after a
+    # start without an input field (of inputs streamed).
+    (("streamed", 18), ("also in start", 1), ("only in start", 1), ("no input field", 1)),
 )
 """How one tool_use block departs from the ordinary, in one choice."""
 
@@ -56,9 +60,11 @@ def _resent(draw: st.DrawFn, plan: CallPlan, position: int) -> CallPlan:
         id=plan.id or f"toolu_{position:02d}",
         index=None,
         omit_index=False,
+        late_index=False,
         id_policy="once",
         name_policy="once" if plan.name is not None else "omit",
         type_every=False,
+        blank_type=False,
         header_arguments=False,
         arguments_as_value=False,
         snapshots=False,
@@ -75,7 +81,11 @@ def _resent(draw: st.DrawFn, plan: CallPlan, position: int) -> CallPlan:
     elif index != "next":
         label_draw("anthropic: block index past a gap")
         plain = replace(plain, index=position + index)
-    if start != "streamed" and _is_object(plan.arguments):
+    if start == "no input field":
+        if plan.arguments:
+            label_draw("anthropic: content_block_start without input")
+            plain = replace(plain, bare_start=True)
+    elif start != "streamed" and _is_object(plan.arguments):
         as_value = start == "only in start"
         label_draw("anthropic: input in content_block_start" + (" only" if as_value else ""))
         plain = replace(plain, header_arguments=not as_value, arguments_as_value=as_value)
@@ -102,7 +112,7 @@ def _cut_short(draw: st.DrawFn, plan: CallPlan) -> CallPlan:
 
 _ENDINGS = knobs(
     ((False, 2), (True, 3)),  # an ending other than tool_use (60 %)
-    tuple((finish, 1) for finish in _FINISHES),
+    tuple((finish, 2 if finish is None else 1) for finish in _FINISHES),  # none, twice as often
     ((None, 9), ("event", 1)),  # an error event
     ((True, 2), (False, 1)),  # message_stop (a third of the endings drawn without)
     ((False, 6), (True, 1)),  # cut inside the last event (about 15 %)
@@ -128,8 +138,9 @@ _TRANSPORTS = knobs(
     flag(20),  # empty data: lines
     flag(20),  # a bare event line
     flag(20),  # trailing spaces
+    flag(20),  # id: and retry: lines
     percent=30,
-    names="newline space bom multiline unnamed empty_data bare_event trailing_space",
+    names="newline space bom multiline unnamed empty_data bare_event trailing_space id_lines",
 )
 """Every transport knob in one choice, seven streams in ten plain LF."""
 
@@ -169,7 +180,11 @@ def anthropic_stream_specs(
     drawn = draw_call_plans(draw, functions, 1, schedule, max_calls, lone_surrogates)
     calls = [_resent(draw, plan, position) for position, plan in enumerate(drawn)]
     ending = _endings(draw)
-    if calls and ending.finish in _CUTTING and draw(rarely(70)):
+    # A stream that ends with no stop reason at all (message_stop alone, end of file) was
+    # cut off as well, so often inside its last input: held at its stop, that call is what
+    # such an ending settles (D24, D27).
+    cutting = ending.finish in _CUTTING or ending.finish is None
+    if calls and cutting and draw(rarely(70)):
         calls[-1] = _cut_short(draw, calls[-1])
     role, content, keepalive = _NOISES.draw(draw)
     noise = Noise(role=role, content=content, keepalive=keepalive)

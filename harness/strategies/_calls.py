@@ -39,10 +39,11 @@ _OUTCOMES = ("malformed_json", "schema_violation", "unknown_tool", "missing_name
 _UNKNOWN_NAMES = ("unknown_tool", "Search", "get_weather ", "tool.name", "функция")
 _ID_SUFFIXES = ("_a1B2c3", "-Ωμέγα", "_😀")
 _EXTRA_CONTENT = {"google": {"thought_signature": "CiQBjz1rX2Z0ZXN0LXNpZ25hdHVyZQ=="}}
-_INDEXING = sometimes("next", ("none", "zero"), 30)
-_QUIRKS = knobs(flag(50), one_in("next", ("none", "zero"), 30))
+_INDEXING = sometimes("next", ("none", "zero", "late"), 30)
+_QUIRKS = knobs(flag(50), one_in("next", ("none", "zero", "late"), 30))
 """Whether a stream's calls send their metadata the ways real servers do (half the streams),
-and how its first choice numbers them, in one choice."""
+and how its first choice numbers them (``late``: a call's first delta without its index, the
+later ones with it), in one choice."""
 _DRAFTS = knobs(
     (("valid", 16), ("malformed_json", 2), *((outcome, 1) for outcome in _OUTCOMES[1:])),
     flag(10),
@@ -147,7 +148,8 @@ def _deltas(plan: CallPlan, schedule: Schedule) -> int:
     elif plan.legacy:
         count = 1 + len(plan.fragments)
     else:
-        count = len(plan.fragments) + (0 if plan.header_arguments else 1)
+        # The header delta is sent even when no fragment rides in it.
+        count = max(len(plan.fragments), 1) if plan.header_arguments else len(plan.fragments) + 1
     if plan.name_policy == "late" and count == 1:
         count = 2
     return max(count, 1)
@@ -192,6 +194,8 @@ class _Stream:
     quirky: bool
     no_index: set[int]
     zero: set[int]
+    late: set[int]
+    """Choices whose calls send no index on their first delta (sequential calls only)."""
     wires: dict[int, _Wires]
     legacy_in: set[int]
     ambiguous: set[int]
@@ -236,6 +240,11 @@ def draw_call_plans(
             choice
             for choice, mode in enumerate(modes)
             if quirky and mode == "zero" and schedule != "interleaved"
+        },
+        late={
+            choice
+            for choice, mode in enumerate(modes)
+            if quirky and mode == "late" and schedule == "sequential"
         },
         wires={choice: _Wires({}) for choice in range(choices)},
         legacy_in=set(),
@@ -293,6 +302,7 @@ def _call(draw: st.DrawFn) -> CallPlan:
             schedule,
             omit_index=choice in stream.no_index,
             zero_index=choice in stream.zero,
+            late_index=choice in stream.late,
             legacy_in=stream.legacy_in,
         )
     if plan.legacy:
@@ -322,7 +332,7 @@ _HOW = knobs(
     flag(15),  # arguments as a JSON value
     flag(15),  # cumulative snapshots
     flag(10),  # extra_content
-    flag(20),  # type in every delta
+    ((False, 8), ("function", 1), ("", 1)),  # type in every delta: its kind, or "" (Novita)
     flag(20),  # arguments in the header
 )
 """How a quirky call's arguments travel, in one choice."""
@@ -336,17 +346,26 @@ def _metadata(
     *,
     omit_index: bool,
     zero_index: bool,
+    late_index: bool,
     legacy_in: set[int],
 ) -> CallPlan:
     """How one call's metadata travels, among the combinations the oracle can predict. Every
     knob is drawn, then the combinations the oracle cannot predict are turned back to the
     ordinary value, so a call's draws stay aligned while the shrinker simplifies."""
     legacy, id_policy, name_policy, suffix = _WHO.draw(draw)
-    as_value, snapshots, extra, type_every, header_arguments = _HOW.draw(draw)
+    as_value, snapshots, extra, repeated_type, header_arguments = _HOW.draw(draw)
+    type_every = repeated_type is not False
+    blank_type = repeated_type == "" and plan.kind == "function"
     if plan.kind == "custom":
         # The legacy function_call has no custom form; cumulative snapshots (C10) are a quirk
         # of function arguments.
         legacy = snapshots = False
+    if late_index:
+        # A header without an index opens a call of its own by its id; the deltas after it
+        # carry none, nor a name, so the index they name can only be that call's (C1).
+        legacy = False
+        id_policy = "once"
+        name_policy = name_policy if name_policy in ("once", "omit") else "once"
     if zero_index:
         # Each call at index 0 must come with an id and a name to be told from the last one.
         legacy = False
@@ -369,7 +388,7 @@ def _metadata(
             id_policy = "every" if id_policy == "every" else "once"
             name_policy = "once"
         # An entry the reader cannot route is dropped, with the repeated type it carries.
-        type_every = False
+        type_every = blank_type = False
     name = plan.name
     if name_policy == "omit":
         # The same bytes as a call without a name; the oracle expects the plan's name for a
@@ -392,6 +411,8 @@ def _metadata(
         ("cumulative snapshots", snapshots),
         ("extra_content", extra),
         ("no index", omit_index),
+        ("no index on the first delta", late_index),
+        ('type "" on every delta', type_every and blank_type),
     ):
         if on:
             label_draw(f"call: {knob}")
@@ -400,9 +421,11 @@ def _metadata(
         name=name,
         id=None if call_id is None else call_id + suffix,
         omit_index=omit_index,
+        late_index=late_index,
         id_policy=id_policy,
         name_policy=name_policy,
         type_every=type_every,
+        blank_type=type_every and blank_type,
         header_arguments=header_arguments,
         arguments_as_value=as_value,
         snapshots=snapshots,
@@ -420,6 +443,14 @@ def _wire_index(
     wires.position += 1
     if plan.legacy or plan.omit_index:
         return plan
+    if plan.late_index:
+        if position > 0 or _deltas(plan, schedule) < 2:
+            # Only the first call of a choice (C1 continues the single open call), and one
+            # whose index comes at all: else it sends it from the first delta, as any other.
+            plan = replace(plan, late_index=False)
+        else:
+            wires.used[position] = plan
+            return plan
     following = len(wires.used)
     wire = following if following not in wires.used else max(wires.used) + 1
     if plan.name_policy == "late" and wire != following:

@@ -40,27 +40,38 @@ _FINISHES: tuple[Any, ...] = (
     "content_filter",
 )
 _ERRORS: tuple[Any, ...] = ("nested", "flat", "event")
+_CUT_OFF = (None, "length", "content_filter")
+"""The finishes that leave the last call without its ``.done`` (or send no terminal)."""
 _NEWLINES: tuple[Literal["lf", "crlf", "cr", "mixed"], ...] = ("lf", "crlf", "cr", "mixed")
 _ONE_IN_THREE = ((False, 2), (True, 1))
-"""About 35 % (a third), in weights small enough for eight knobs to share a choice."""
+"""About 35 % (a third), in weights small enough for nine knobs to share a choice."""
 _AFTER = (("duplicate_finish",), ("late_delta",))
+
+
+_ID_POLICIES = ("once", "omit", "empty", "changing")
+"""How a call item's ``call_id`` travels: once, not at all, empty, or another one in its
+``output_item.done`` (``changing``: the call is refused there, A3)."""
 
 
 def _as_item(plan: CallPlan, header: bool, shared: bool) -> CallPlan:
     """``plan`` with only the knobs a Responses call item has: at output_index 0 when
-    ``shared`` (a gateway that numbers every item 0, quirk R8). A call whose text comes only in
-    ``.done`` (earendil-works/pi#2745) is not drawn: a plan's fragments must concatenate to its
-    arguments for the regression it becomes to load back; the corpus has it literally."""
+    ``shared`` (a gateway that numbers every item 0, quirk R8); its deltas cumulative snapshots
+    (which ``.done`` then restates otherwise, quirk R1) where the ending finishes every call. A
+    call whose text comes only in ``.done`` (earendil-works/pi#2745) is not drawn: a plan's
+    fragments must concatenate to its arguments for the regression it becomes to load back;
+    the corpus has it literally."""
     return replace(
         plan,
         index=0 if shared else None,
         omit_index=False,
-        id_policy=plan.id_policy if plan.id_policy in ("once", "omit", "empty") else "once",
+        late_index=False,
+        id_policy=plan.id_policy if plan.id_policy in _ID_POLICIES else "once",
         name_policy=plan.name_policy if plan.name_policy in ("once", "omit") else "once",
         type_every=False,
+        blank_type=False,
         header_arguments=header and bool(plan.arguments),
         arguments_as_value=False,
-        snapshots=False,
+        snapshots=plan.snapshots and not header,
         legacy=False,
         extra_content=None,
     )
@@ -80,8 +91,9 @@ _TRANSPORTS = knobs(
     _ONE_IN_THREE,  # empty data: lines
     _ONE_IN_THREE,  # a bare event line
     _ONE_IN_THREE,  # trailing spaces
+    _ONE_IN_THREE,  # id: and retry: lines
     percent=30,
-    names="newline space bom multiline unnamed empty_data bare_event trailing_space",
+    names="newline space bom multiline unnamed empty_data bare_event trailing_space id_lines",
 )
 """Every transport knob in one choice, seven streams in ten plain LF."""
 
@@ -91,7 +103,7 @@ def _transports(draw: st.DrawFn) -> Transport:
     if transport == Transport():
         return transport
     label_draw(f"transport: newline {transport.newline}")
-    for knob in ("unnamed", "empty_data", "bare_event", "trailing_space"):
+    for knob in ("unnamed", "empty_data", "bare_event", "trailing_space", "id_lines"):
         if getattr(transport, knob):
             label_draw(f"transport: {knob}")
     return transport
@@ -141,6 +153,12 @@ _NOISES = knobs(
 """The message item, usage, keep-alives and how the items are numbered, in one choice."""
 
 
+def _restates_every_call(ending: Ending, limits: Limits) -> bool:
+    """Whether every call's ``.done`` is sent and read, as cumulative snapshots need for their
+    outcome to be told: an ending that finishes every call, under no size limit."""
+    return ending.error is None and ending.finish not in _CUT_OFF and limits == Limits()
+
+
 @st.composite
 def responses_stream_specs(
     draw: st.DrawFn,
@@ -162,14 +180,20 @@ def responses_stream_specs(
     for knob, on in (("arguments in output_item.added", header), ("one output_index", shared)):
         if on:
             label_draw(f"responses: {knob}")
+    ending = _endings(draw)
+    limits = _limits(draw, calls)
+    if any(plan.snapshots for plan in calls) and not _restates_every_call(ending, limits):
+        calls = tuple(replace(plan, snapshots=False) for plan in calls)
+    if any(plan.snapshots for plan in calls):
+        label_draw("responses: cumulative snapshot deltas")
     spec = StreamSpec(
         tools=exposed,
         calls=calls,
         schedule=schedule,
         noise=Noise(content=content, usage=usage, keepalive=keepalive),
-        ending=_endings(draw),
+        ending=ending,
         transport=_transports(draw),
-        limits=_limits(draw, calls),
+        limits=limits,
         dialect=_DIALECT,
     )
     if not predictable(spec):

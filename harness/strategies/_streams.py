@@ -57,6 +57,7 @@ _FINISHES = (
     ("MALFORMED_FUNCTION_CALL", 1),
     ("eos", 1),
     ("tool_use", 1),
+    ("safety", 1),
 )
 """Finish reasons with their weights: the ones that matter most (truncation, none at all)
 most often."""
@@ -161,8 +162,9 @@ _TRANSPORTS = knobs(
     flag(20),  # empty data: lines
     flag(20),  # a bare event line
     flag(35),  # trailing spaces
+    flag(20),  # id: and retry: lines
     percent=30,
-    names="newline space bom event_lines multiline empty_data bare_event trailing_space",
+    names=("newline space bom event_lines multiline empty_data bare_event trailing_space id_lines"),
 )
 """Every transport knob in one choice, seven streams in ten plain LF."""
 
@@ -172,7 +174,15 @@ def _transports(draw: st.DrawFn) -> Transport:
     if transport == Transport():
         return transport
     label_draw(f"transport: newline {transport.newline}")
-    for knob in ("bom", "event_lines", "multiline", "empty_data", "bare_event", "trailing_space"):
+    for knob in (
+        "bom",
+        "event_lines",
+        "multiline",
+        "empty_data",
+        "bare_event",
+        "trailing_space",
+        "id_lines",
+    ):
         if getattr(transport, knob):
             label_draw(f"transport: {knob}")
     if not transport.space:
@@ -196,6 +206,7 @@ def _strictly_rejected(plan: CallPlan) -> bool:
     """Whether the strict profile rejects the call mid-stream for how it was sent."""
     return (
         plan.omit_index
+        or plan.late_index
         or plan.index is not None
         or plan.id_policy == "changing"
         or plan.name_policy == "late"
@@ -267,7 +278,7 @@ def _stream_specs(
         transport=_transports(draw),
         limits=_limits(draw, calls),
     )
-    if spec.limits == Limits() and draw(rarely(6)):
+    if spec.limits == Limits() and draw(rarely(12)):
         spec = _sized(draw, spec)
     if not predictable(spec):
         reject()
@@ -309,9 +320,10 @@ def stream_specs(
     keep-alive comments); endings (every finish reason, with the last delta or on its own,
     chunks after it, in-band errors of each shape, with or without ``[DONE]``, cut inside the
     last event); transport (LF, CRLF, CR or mixed line endings, ``data:`` without a space, a
-    BOM, ``event:`` lines, payloads over several ``data:`` lines); sometimes a small
-    ``max_argument_bytes``. Ordinary streams dominate: each group of knobs is rarely on. The
-    streams are in ``dialect`` (openai-chat's are described here; see :data:`GENERATORS`)."""
+    BOM, ``event:`` lines, payloads over several ``data:`` lines, ``id:`` and ``retry:`` lines);
+    sometimes a small ``max_argument_bytes``. Ordinary streams dominate: each group of knobs is
+    rarely on. The streams are in ``dialect`` (openai-chat's are described here; see
+    :data:`GENERATORS`)."""
     if dialect not in GENERATORS:
         raise InvalidArgument(f"no streams are drawn for dialect {dialect!r}")
     return GENERATORS[dialect](

@@ -46,32 +46,26 @@ _NAMED_EVENTS = {
     "id.numeric": "its call ids are strings",
 }
 _LONE = _RARE + "a lone surrogate rarely survives as an escape"
-_ODDITY = _RARE + "an oddity (strategies._oddities, 4 % a stream), under the floor in this sample"
 _CHAT = {
     "id.late": "no id policy sends the id after the first delta",
     "name.changed": "no name policy changes the name (a new call at the index is C2)",
     "args.lone-surrogate-escape": _LONE,
-    "done.not-last": _ODDITY + " (after_done)",
+    "id.shared": _RARE + "the shared id oddity (strategies._oddities, 4 % a stream)",
 }
 _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
     "id.shared": "ids are drawn distinct",
     "anthropic.no-message-start": _NO_KNOB,
-    "args.lone-surrogate-escape": _LONE,
-    "calls.no-tools": _ODDITY + " (the tenth of eleven, which this sample draws least)",
 }
 _RESPONSES = {
     "id.late": "no id policy sends the call_id after output_item.added",
-    "id.changed": _NO_KNOB + " (a call_id that changes between added and done)",
     "name.late": _NO_KNOB + " (a name first in output_item.done)",
     "name.changed": _NO_KNOB,
     "index.missing": _NO_KNOB + " (an event without output_index)",
     "index.gap": _NO_KNOB + " (output indices past a gap)",
     "responses.item-mismatch": _NO_KNOB + " (R8)",
-    "responses.done-mismatch": _NO_KNOB + " (R1)",
     "responses.done-only": "a plan's fragments must concatenate to its arguments (R1)",
     "args.lone-surrogate-escape": _LONE,
-    "responses.sequence-gap": _ODDITY,
     "sse.non-json-data": _NO_KNOB + " (the oddity error_text is chat's and Anthropic's)",
 }
 

@@ -264,7 +264,8 @@ def _block_events(
         block["id"] = plan.id
     if plan.name is not None and plan.name_policy != "omit":
         block["name"] = plan.name
-    block["input"] = start_input(plan)
+    if not plan.bare_start:
+        block["input"] = start_input(plan)
     where = None if plan.omit_index else index
     if plan.arguments_as_value:
         pieces: list[str] = []

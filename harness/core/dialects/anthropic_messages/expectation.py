@@ -203,10 +203,19 @@ def _check_plan(spec: StreamSpec, rendered: Rendered) -> None:
     if len(spec.calls) > spec.limits.max_calls:
         raise PlanError("a plan past max_calls fails the whole stream")
     for plan in spec.calls:
-        if plan.kind != "function" or plan.snapshots or plan.legacy or plan.type_every:
+        if (
+            plan.kind != "function"
+            or plan.snapshots
+            or plan.legacy
+            or plan.type_every
+            or plan.blank_type
+        ):
             raise PlanError("custom, snapshot, legacy and type_every calls are openai-chat's")
-        if plan.extra_content is not None:
-            raise PlanError("extra_content is openai-chat's")
+        if plan.extra_content is not None or plan.late_index:
+            raise PlanError("extra_content and late_index are openai-chat's")
+        if plan.bare_start and (plan.header_arguments or not _streamed(plan)):
+            # With nothing streamed, the input of a start without one is not decided (D22).
+            raise PlanError("a start without an input field needs its input streamed")
         if plan.id_policy not in ("once", "omit") or plan.name_policy not in ("once", "omit"):
             raise PlanError("a tool_use block carries its id and name once, or not at all")
         if plan.header_arguments or plan.arguments_as_value:

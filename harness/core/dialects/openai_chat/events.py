@@ -84,8 +84,13 @@ ODDITIES: tuple[Oddity, ...] = (
 generators draw them (the first is what a drawn one shrinks to)."""
 _TEXT_WITH_CALL = "Let me check."
 """The text ``text_with_call`` sends beside the first tool call."""
-ERROR_TEXT = "upstream connect error or disconnect/reset before headers"
-"""The data of the ``event: error`` that ``error_text`` sends (an Envoy proxy's error page)."""
+ERROR_TEXT = (
+    "upstream connect error or disconnect/reset before headers. reset reason: connection "
+    "failure, transport failure reason: delayed connect error: 111"
+)
+"""The data of the ``event: error`` that ``error_text`` sends: an Envoy proxy's error page, as
+it reads in full (ygalblum/quadlet-demo#8), longer than a message quotes it (so an assembler
+that cuts it for its detail cuts it here)."""
 
 
 def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
@@ -267,13 +272,13 @@ def _tool_deltas(call: CallPlan, position: int, whole: bool) -> list[dict[str, A
         entries.append({body: {}})
 
     for number, entry in enumerate(entries):
-        if not call.omit_index:
+        if not call.omit_index and not (call.late_index and number == 0):
             entry["index"] = index
         call_id = _id_for(call, number)
         if call_id is not _ABSENT:
             entry["id"] = call_id
         if number > 0 and call.type_every:
-            entry["type"] = call.kind
+            entry["type"] = "" if call.blank_type else call.kind
         if call.name is not None and (
             (number == 0 and call.name_policy in ("once", "every"))
             or (number > 0 and call.name_policy == "every")

@@ -89,7 +89,7 @@ class _Derivation:
             first = owners.setdefault((plan.choice, call_id), number)
             if first == number:
                 continue
-            if plan.omit_index or calls[first].omit_index:
+            if plan.omit_index or calls[first].omit_index or plan.late_index:
                 raise PlanError("calls that share an id need wire indices: else they are one")
             if self._wire_of(calls[first]) == self._wire_of(plan):
                 raise PlanError("calls that share an id at one wire index are one call")
@@ -132,6 +132,12 @@ class _Derivation:
                 )
         if ending.after_finish and ending.finish is None:
             raise PlanError("ending.after_finish needs a finish reason")
+        if any(p.blank_type and not (p.type_every and p.kind == "function") for p in spec.calls):
+            # A blank type on a custom call could be read as the default kind, function (D90).
+            raise PlanError("blank_type is a function call's repeated type (type_every)")
+        if any(plan.bare_start for plan in spec.calls):
+            raise PlanError("bare_start is anthropic-messages' (a start without input)")
+        self._check_late_index()
         self._check_oddity()
         if len(spec.calls) > spec.limits.max_calls or spec.choices > spec.limits.max_choices:
             raise PlanError("a plan past max_calls or max_choices fails the whole stream")
@@ -174,6 +180,34 @@ class _Derivation:
         }
         return Expected((), frozenset(quirk for quirk, seen in before.items() if seen))
 
+    def _check_late_index(self) -> None:
+        """Refuse a call whose first delta goes without an index where the later ones cannot
+        tell it (C1; oc-a-header-without-index-then-indexed-fragments: fragments naming index 0
+        continue the one call): the first call of its choice, its header opening it (an id sent
+        once), a later delta following it (sequential calls) with no id or name to open another,
+        and no call of its choice without any index."""
+        spec = self.spec
+        for number, plan in enumerate(spec.calls):
+            if not plan.late_index:
+                continue
+            if spec.schedule != "sequential" or plan.legacy or plan.omit_index:
+                raise PlanError("late_index needs sequential calls, each with an index")
+            if self._deltas(plan) < 2:
+                raise PlanError("late_index needs a delta after the call's first")
+            if plan.id is None or plan.id_policy != "once" or plan.index is not None:
+                raise PlanError("late_index needs an id sent once, at the call's position")
+            if plan.name_policy in ("every", "late"):
+                raise PlanError("late_index needs a name sent once, or not at all")
+            if any(
+                other.choice == plan.choice and (other.omit_index or other.legacy)
+                for other in spec.calls
+            ):
+                raise PlanError("late_index beside calls without any index")
+            if any(other.choice == plan.choice for other in spec.calls[:number]):
+                # C1 continues "the single open call": with an earlier call of the choice open,
+                # a fragment naming an index no call holds is not decided.
+                raise PlanError("late_index is the first call of its choice's")
+
     def _check_oddity(self) -> None:
         """Refuse an oddity the dialect does not send, or one this stream cannot show."""
         oddity, ending, events = self.spec.oddity, self.spec.ending, self.rendered.events
@@ -210,7 +244,10 @@ class _Derivation:
         elif plan.legacy:
             count = 1 + len(plan.fragments)
         else:
-            count = len(plan.fragments) if plan.header_arguments else len(plan.fragments) + 1
+            # The header delta is sent even when no fragment rides in it.
+            count = (
+                max(len(plan.fragments), 1) if plan.header_arguments else len(plan.fragments) + 1
+            )
         if plan.name_policy == "late" and count == 1:
             count = 2
         return max(count, 1)
@@ -304,6 +341,9 @@ class _Derivation:
             self.findings.add(_QUIRK["C1"])
             rejected = rejected or "C1"
         else:
+            if plan.late_index:
+                self.findings.add(_QUIRK["C1"])
+                rejected = rejected or "C1"
             wire = position if plan.index is None else plan.index
             if wire in seen:
                 named = plan.name is not None and plan.name_policy in ("once", "every")

@@ -4,9 +4,13 @@
 How the plan's knobs read in this dialect (anything else is a :class:`PlanError`):
 
 - each call is an output item: ``item.id`` ``fc_<n>`` (``ctc_<n>`` for a custom call), its
-  ``call_id`` the plan's ``id`` (absent for ``id_policy: omit``, ``""`` for ``empty``), its name
-  (absent for ``name_policy: omit``); ``index`` sets its ``output_index``, which is otherwise its
-  place among the output items;
+  ``call_id`` the plan's ``id`` (absent for ``id_policy: omit``, ``""`` for ``empty``; for
+  ``changing``, another in ``output_item.done``: :func:`reissued_call_id`), its name (absent for
+  ``name_policy: omit``); ``index`` sets its ``output_index``, which is otherwise its place among
+  the output items;
+- ``snapshots``: each delta repeats the text so far, as a gateway that turns a Chat Completions
+  stream of cumulative snapshots into Responses events does; ``.done`` restates the true text
+  (quirk R1);
 - ``header_arguments`` puts the whole arguments in ``output_item.added`` too, deltas following
   (quirk R2); ``schedule`` is ``sequential``, ``interleaved`` (all items added, their deltas
   round-robin, then each done: parallel calls) or ``whole`` (one delta per call);
@@ -16,18 +20,21 @@ How the plan's knobs read in this dialect (anything else is a :class:`PlanError`
   ``length`` and ``content_filter`` leave the last call without its ``.done`` and done
   ``incomplete``, then ``response.incomplete``; ``done`` ends with ``response.done`` (R5);
   None sends no terminal event. ``ending.error`` (``nested``, ``flat``: an ``error`` event then
-  ``response.failed``; ``event``: the flat ``error`` alone) comes after the last call's deltas.
+  ``response.failed``; ``event``: the flat ``error`` alone, without ``type`` where its
+  ``event: error`` line is sent, T4) comes after the last call's deltas.
   ``after_finish`` sends ``duplicate_finish`` (a second terminal) or ``late_delta``; ``cut``
   stops inside the last event. ``ending.done`` is not used: ``[DONE]`` is no Responses event.
-- ``oddity`` (:data:`ODDITIES`): no ``response.created``, a ``sequence_number`` gap, the first
-  call item added under another ``event:`` name, a ``[DONE]`` line at the end, the first call
-  item without an id (its events without ``item_id``), the first call item added again or a
-  Chat Completions chunk after the last call's ``output_item.added``.
+- ``oddity`` (:data:`ODDITIES`): no ``response.created`` or one whose response is null, a
+  ``sequence_number`` gap, the first call item added under another ``event:`` name, a
+  ``[DONE]`` line at the end, the first call item without an id (its events without
+  ``item_id``) or with one that its deltas and ``.done`` leave out, the first call item added
+  again or a Chat Completions chunk after the last call's ``output_item.added``.
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -47,6 +54,7 @@ __all__ = [
     "odd_events",
     "output_indices",
     "plan_events",
+    "reissued_call_id",
     "sequence_gap_at",
     "terminal_kind",
 ]
@@ -94,6 +102,13 @@ def call_item_id(plan: CallPlan, number: int) -> str:
     return f"{'ctc' if plan.kind == 'custom' else 'fc'}_{number}"
 
 
+def reissued_call_id(call_id: str) -> str:
+    """The ``call_id`` a call of ``id_policy: changing`` carries in its ``output_item.done``:
+    another than its ``output_item.added`` gave (the same upper-cased), one that sorts before
+    it, so that a reader comparing the two by their order rather than by equality is caught."""
+    return call_id.upper()
+
+
 def output_indices(spec: StreamSpec) -> list[int]:
     """Each call's ``output_index``: its own ``index``, else its place among the items."""
     first = 1 if spec.noise.content is not None else 0
@@ -119,12 +134,12 @@ def check_plan(spec: StreamSpec) -> None:
     if ending.error is not None and ending.finish not in ("tool_calls", None):
         raise PlanError("an error ending sends no finish")
     for plan in spec.calls:
-        if plan.omit_index or plan.snapshots or plan.legacy or plan.arguments_as_value:
-            raise PlanError("omit_index, snapshots, legacy, arguments_as_value are openai-chat's")
-        if plan.type_every or plan.extra_content is not None:
+        if plan.omit_index or plan.late_index or plan.legacy or plan.arguments_as_value:
+            raise PlanError("omit_index, late_index, legacy, arguments_as_value are openai-chat's")
+        if plan.type_every or plan.blank_type or plan.bare_start or plan.extra_content is not None:
             raise PlanError("type_every and extra_content are openai-chat's")
-        if plan.id_policy not in ("once", "omit", "empty"):
-            raise PlanError("a call_id travels once: id_policy is once, omit or empty")
+        if plan.id_policy not in ("once", "omit", "empty", "changing"):
+            raise PlanError("a call_id is sent once, omitted, empty or changed at its done")
         if plan.name_policy not in ("once", "omit"):
             raise PlanError("a name travels in the item: name_policy is once or omit")
     terminal_kind(spec)
@@ -155,6 +170,8 @@ ODDITIES: tuple[Oddity, ...] = (
     "no_item_id",
     "added_twice",
     "untyped_event",
+    "no_event_item_id",
+    "null_created",
 )
 """The oddities (``StreamSpec.oddity``) an openai-responses plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -176,6 +193,8 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
     refuses one they cannot show."""
     if spec.oddity == "no_created":
         return events[1:]
+    if spec.oddity == "null_created":
+        return [replace(events[0], data={**events[0].data, "response": None}), *events[1:]]
     if spec.oddity == "event_mismatch":
         at = next((at for at, event in enumerate(events) if _adds_call(event)), 0)
         return [*events[:at], replace(events[at], event=MISNAMED), *events[at + 1 :]]
@@ -183,6 +202,9 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         return [*events, Event("[DONE]")]
     if spec.oddity == "no_item_id" and spec.calls:
         return [_without_item_id(event, call_item_id(spec.calls[0], 0)) for event in events]
+    if spec.oddity == "no_event_item_id" and spec.calls:
+        first = call_item_id(spec.calls[0], 0)
+        return [_without_item_id(event, first, items=False) for event in events]
     failing = failure_at(spec, events)
     if failing is not None and spec.oddity == "added_twice":
         first = call_item_id(spec.calls[0], 0)
@@ -203,13 +225,14 @@ def failure_at(spec: StreamSpec, events: Sequence[Event]) -> int | None:
     return sequence_gap_at(spec, events)
 
 
-def _without_item_id(event: Event, item_id: str) -> Event:
-    """``event`` without the item id ``item_id`` (``item.id`` or ``item_id``), where it has it."""
+def _without_item_id(event: Event, item_id: str, *, items: bool = True) -> Event:
+    """``event`` without the item id ``item_id`` (``item.id``, unless not ``items``, or
+    ``item_id``), where it has it."""
     data = event.data
     if not isinstance(data, dict):
         return event
     item = data.get("item")
-    if isinstance(item, dict) and item.get("id") == item_id:
+    if items and isinstance(item, dict) and item.get("id") == item_id:
         bare = {key: value for key, value in item.items() if key != "id"}
         return replace(event, data={**data, "item": bare})
     if data.get("item_id") == item_id:
@@ -272,6 +295,8 @@ class _Call:
         )
         if spec.schedule == "whole":
             self.pieces = [plan.arguments] if plan.arguments else []
+        elif plan.snapshots:
+            self.pieces = list(itertools.accumulate(plan.fragments))
         else:
             self.pieces = list(plan.fragments)
 
@@ -310,13 +335,16 @@ class _Call:
         fields: dict[str, Any] = {self.field: self.plan.arguments}
         if self.plan.kind != "custom" and self.plan.name and self.plan.name_policy != "omit":
             fields["name"] = self.plan.name
+        item = self.item("completed", self.plan.arguments)
+        if self.plan.id_policy == "changing" and self.plan.id is not None:
+            item["call_id"] = reissued_call_id(self.plan.id)
         return [
             _event(f"{self.prefix}.done", item_id=self.item_id, output_index=self.index, **fields),
             _event(
                 "response.output_item.done",
                 (self.number,),
                 output_index=self.index,
-                item=self.item("completed", self.plan.arguments),
+                item=item,
             ),
         ]
 
@@ -384,7 +412,10 @@ def _events(spec: StreamSpec) -> Iterator[Event]:
         output.append(calls[-1].item("incomplete", calls[-1].plan.arguments))
     usage = {"usage": dict(USAGE)} if noise.usage else {}
     if terminal in ("response.failed", "error"):
-        yield _error(ending.error == "nested")
+        # The error alone, where its event: line names it, comes without a type, as a gateway
+        # sends it: the event: line alone says it is an error (T4).
+        untyped = ending.error == "event" and not spec.transport.unnamed
+        yield _error(ending.error == "nested", typed=not untyped)
         if terminal == "response.failed":
             error = {"code": "server_error", "message": _MESSAGE}
             yield _event(terminal, finishes=(0,), response=_response("failed", output, error=error))
@@ -410,8 +441,12 @@ def _events(spec: StreamSpec) -> Iterator[Event]:
 _MESSAGE = "The server had an error while processing your request."
 
 
-def _error(nested: bool) -> Event:
+def _error(nested: bool, typed: bool = True) -> Event:
+    """The ``error`` event: nested or flat; flat without its ``type`` unless ``typed``."""
     if nested:
         error = {"type": "server_error", "code": "server_error", "message": _MESSAGE, "param": None}
         return _event("error", error=error)
-    return _event("error", code="server_error", message=_MESSAGE, param=None)
+    event = _event("error", code="server_error", message=_MESSAGE, param=None)
+    if not typed:
+        del event.data["type"]
+    return event

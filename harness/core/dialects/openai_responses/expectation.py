@@ -7,12 +7,17 @@ response ends: ``response.completed`` completes it; ``response.incomplete`` reje
 ``truncated`` (``max_output_tokens``) or ``filtered``; ``response.failed`` or an ``error`` event,
 ``stream_error``; no terminal event, ``interrupted``; ``response.done`` (quirk R5) completes it
 under the lenient profile, and the strict one rejects it ``protocol_error``. The strict profile
-rejects a call its quirks touch where the quirk table says so (R2, R8). A completed call is
-judged by :class:`~callstream.core.completion.Completer`, as in every dialect.
+rejects a call its quirks touch where the quirk table says so (R1, R2, R8). Deltas sent as
+cumulative snapshots differ from the text ``.done`` restates: recorded (R1), the restatement is
+the call's text leniently (D41). A call whose ``output_item.done`` carries another ``call_id``
+than its ``output_item.added`` is rejected ``protocol_error`` there, in both profiles (A3, E2:
+the call's identity changed). A completed call is judged by
+:class:`~callstream.core.completion.Completer`, as in every dialect.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from callstream.reference import QUIRKS, Limits
@@ -77,6 +82,7 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
     if after and terminal is not None and not cut:
         findings.add(_QUIRK["R5"])
     _check_oddity(spec, terminal)
+    _check_snapshots(spec, terminal)
     gap = None
     if spec.oddity == "sequence_gap":
         findings.add(_QUIRK["R4"])
@@ -87,7 +93,7 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
         findings.add(_QUIRK["R5"])  # [DONE] is no Responses event: recorded and ignored (D49)
     if spec.oddity == "event_mismatch" and not spec.transport.unnamed:
         findings.add(_QUIRK["T8"])
-    if spec.oddity == "no_item_id":
+    if spec.oddity in ("no_item_id", "no_event_item_id"):
         findings.add(_QUIRK["R8"])  # routed by output_index (D40)
     # An item added twice, or an event that is no Responses event, fails the stream (A5, T3).
     failure = failure_at(spec, events)
@@ -95,15 +101,22 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
     indices = output_indices(spec)
     for number, plan in enumerate(spec.calls):
         rejected = _quirks(plan, number, indices, spec.noise.content is not None, findings)
-        if number == 0 and spec.oddity == "no_item_id":
+        if number == 0 and spec.oddity in ("no_item_id", "no_event_item_id"):
             rejected = rejected or "R8"
+        stops = failure if failure is not None else gap if strict else None
+        read = stops is None or _bounded_before(rendered, number, stops)
+        if _restated_otherwise(spec, plan) and read and not (strict and rejected is not None):
+            # Its ``.done`` is read while the call is open (the strict profile refuses it at an
+            # earlier quirk), and restates another text than the deltas carried (D41).
+            findings.add(_QUIRK["R1"])
+            rejected = rejected or "R1"
         base: dict[str, Any] = {
             "index": number,
             "name": plan.name,
             "arguments_text": plan.arguments,
         }
-        if plan.id is not None and plan.id_policy == "once":
-            base["id"] = plan.id
+        if plan.id is not None and plan.id_policy in ("once", "changing"):
+            base["id"] = plan.id  # a changed call_id comes too late to be the call's
         if indices[number] != number:
             base["wire_index"] = indices[number]
         if failure is not None and not _bounded_before(rendered, number, failure):
@@ -161,12 +174,37 @@ def _check_oddity(spec: StreamSpec, terminal: str | None) -> None:
     ):
         # The stream fails at the event: what would be recorded after it is not.
         raise PlanError(f"{oddity} needs calls and a plain ending")
-    if oddity == "no_item_id":
+    if oddity == "no_event_item_id" and not (spec.calls and spec.calls[0].arguments):
+        # Only its deltas and .done go without item_id: it needs one (arguments), that arrives.
+        raise PlanError("no_event_item_id needs a first call that sends a delta")
+    if oddity == "no_event_item_id" and ending.cut:
+        raise PlanError("no_event_item_id and a cut stream: the only such delta may be cut")
+    if oddity in ("no_item_id", "no_event_item_id"):
         indices = output_indices(spec)
         taken = [*([0] if spec.noise.content is not None else []), *indices[1:]]
         if not spec.calls or indices[0] in taken:
             # Routed by output_index, the item must be the only one at its index.
-            raise PlanError("no_item_id needs a first call alone at its output_index")
+            raise PlanError(f"{oddity} needs a first call alone at its output_index")
+
+
+def _check_snapshots(spec: StreamSpec, terminal: str | None) -> None:
+    """Refuse cumulative snapshots where a call's ``.done`` might not restate its text: only an
+    ending that finishes every call, under no size limit (the snapshots are longer than the
+    text), without arguments in ``output_item.added`` (R2)."""
+    if not any(plan.snapshots for plan in spec.calls):
+        return
+    if terminal not in ("response.completed", "response.done") or spec.limits != Limits():
+        raise PlanError("snapshots need an ending that finishes every call, and no limits")
+    if any(plan.header_arguments for plan in spec.calls):
+        raise PlanError("snapshots and arguments in output_item.added are not drawn together")
+
+
+def _restated_otherwise(spec: StreamSpec, plan: CallPlan) -> bool:
+    """Whether the call's deltas, sent as cumulative snapshots, carry another text than the
+    one ``.done`` restates (R1)."""
+    if not plan.snapshots or spec.schedule == "whole":
+        return False
+    return "".join(itertools.accumulate(plan.fragments)) != plan.arguments
 
 
 def _quirks(
@@ -205,6 +243,9 @@ def _call(
     boundary = rendered.boundary_offset(number)
     if cut and boundary is not None and rendered.events[-1].boundaries == (number,):
         boundary = None  # its boundary was the event cut off
+    if boundary is not None and plan.id_policy == "changing" and plan.id is not None:
+        base.pop("arguments_text")
+        return ExpectedCall("rejected", "protocol_error", **base)
     if boundary is None:
         if terminal == "response.incomplete":
             reason = "filtered" if spec.ending.finish == "content_filter" else "truncated"
