@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -234,27 +234,26 @@ def declaration_problems(raw: Any, where: str) -> list[str]:
                 f"{where}['dialect'] is {dialect!r}; expected one of {tuple(DIALECTS)}"
                 + _did_you_mean([dialect], DIALECTS)
             )
-    observables = raw.get("observables", list(OBSERVABLES))
-    if not isinstance(observables, list | tuple) or not all(
-        isinstance(name, str) for name in observables
-    ):
-        problems.append(f"{where}['observables'] must be a list such as ['status', 'ids']")
-    elif bad := [name for name in observables if name not in OBSERVABLES]:
-        hint = _did_you_mean(bad, OBSERVABLES)
-        problems.append(
-            f"{where}['observables'] names {', '.join(map(repr, bad))}; "
-            f"observables are {', '.join(OBSERVABLES)}{hint}"
-        )
-    opt_ins = raw.get("opt_ins", [])
-    if not isinstance(opt_ins, list | tuple) or not all(isinstance(name, str) for name in opt_ins):
-        problems.append(f"{where}['opt_ins'] must be a list such as ['snapshots']")
-    elif bad := [name for name in opt_ins if name not in OPT_INS]:
-        hint = _did_you_mean(bad, OPT_INS)
-        problems.append(
-            f"{where}['opt_ins'] names {', '.join(map(repr, bad))}; "
-            f"route opt-ins are {', '.join(OPT_INS)}{hint}"
-        )
+    problems += _names_problems(
+        raw, where, "observables", OBSERVABLES, "['status', 'ids']", "observables"
+    )
+    problems += _names_problems(raw, where, "opt_ins", OPT_INS, "['snapshots']", "route opt-ins")
     return problems
+
+
+def _names_problems(
+    raw: Mapping[str, Any], where: str, key: str, known: Collection[str], example: str, what: str
+) -> list[str]:
+    """What is wrong with ``raw[key]``, an optional list of names, each one of ``known`` (an
+    absent key is no problem: the caller's default applies)."""
+    names = raw.get(key, [])
+    if not isinstance(names, list | tuple) or not all(isinstance(name, str) for name in names):
+        return [f"{where}[{key!r}] must be a list such as {example}"]
+    if bad := [name for name in names if name not in known]:
+        hint = _did_you_mean(bad, known)
+        listed = ", ".join(known)
+        return [f"{where}[{key!r}] names {', '.join(map(repr, bad))}; {what} are {listed}{hint}"]
+    return []
 
 
 def _did_you_mean(words: Sequence[Any], known: Iterable[str]) -> str:
