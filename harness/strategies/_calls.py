@@ -16,6 +16,7 @@ from hypothesis.errors import InvalidArgument
 
 from callstream.reference import CallKind, Tool
 
+from ..core.dialects.openai_chat.events import delta_count
 from ..core.spec import (
     CallPlan,
     IdPolicy,
@@ -141,27 +142,13 @@ def _draft(draw: st.DrawFn, tools: Sequence[Tool], lone_surrogates: bool) -> _Dr
     return _Draft(name, text, outcome, value, lone)
 
 
-def _deltas(plan: CallPlan, schedule: Schedule) -> int:
-    """How many deltas carry a call (as the renderer sends it)."""
-    if schedule in ("whole", "together") or plan.arguments_as_value:
-        count = 1
-    elif plan.legacy:
-        count = 1 + len(plan.fragments)
-    else:
-        # The header delta is sent even when no fragment rides in it.
-        count = max(len(plan.fragments), 1) if plan.header_arguments else len(plan.fragments) + 1
-    if plan.name_policy == "late" and count == 1:
-        count = 2
-    return max(count, 1)
-
-
 def _bare(plan: CallPlan, schedule: Schedule) -> bool:
     """Whether some delta of a call carries neither index, id nor name."""
     return (
         plan.omit_index
         and plan.id_policy not in ("every", "changing")
         and plan.name_policy != "every"
-        and _deltas(plan, schedule) > 1
+        and delta_count(plan, schedule) > 1
     )
 
 
@@ -444,7 +431,7 @@ def _wire_index(
     if plan.legacy or plan.omit_index:
         return plan
     if plan.late_index:
-        if position > 0 or _deltas(plan, schedule) < 2:
+        if position > 0 or delta_count(plan, schedule) < 2:
             # Only the first call of a choice (C1 continues the single open call), and one
             # whose index comes at all: else it sends it from the first delta, as any other.
             plan = replace(plan, late_index=False)

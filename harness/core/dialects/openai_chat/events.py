@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...spec import CallPlan, Oddity, StreamSpec
+from ...spec import CallPlan, Oddity, Schedule, StreamSpec
 from ...wire import Event
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "carries_call",
     "chat_chunk",
     "delta_choice",
+    "delta_count",
     "odd_events",
     "plan_events",
 ]
@@ -242,6 +243,22 @@ def _schedule(spec: StreamSpec) -> list[tuple[int, dict[str, Any]]]:
             for deltas in calls:
                 steps.extend((choice, delta) for delta in deltas)
     return steps
+
+
+def delta_count(call: CallPlan, schedule: Schedule) -> int:
+    """How many deltas carry ``call`` as the stream is rendered under ``schedule`` (what
+    :func:`_tool_deltas` and :func:`_legacy_deltas` make of it, counted without making them):
+    the generators and the oracle count them alike."""
+    if schedule in ("whole", "together") or call.arguments_as_value:
+        count = 1
+    elif call.legacy:
+        count = 1 + len(call.fragments)
+    else:
+        # The header delta is sent even when no fragment rides in it.
+        count = max(len(call.fragments), 1) if call.header_arguments else len(call.fragments) + 1
+    if call.name_policy == "late" and count == 1:
+        count = 2
+    return max(count, 1)
 
 
 def _tool_deltas(call: CallPlan, position: int, whole: bool) -> list[dict[str, Any]]:

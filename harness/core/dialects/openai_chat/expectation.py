@@ -21,7 +21,7 @@ from ....rules import OPENAI_CHAT_QUIRKS, QuirkId, quirk_code
 from ...completion import Completer, Deviation
 from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
 from ...wire import Rendered, data_size
-from .events import ODDITIES, carries_call
+from .events import ODDITIES, carries_call, delta_count
 
 __all__ = ["expect_openai_chat"]
 
@@ -192,7 +192,7 @@ class _Derivation:
                 continue
             if spec.schedule != "sequential" or plan.legacy or plan.omit_index:
                 raise PlanError("late_index needs sequential calls, each with an index")
-            if self._deltas(plan) < 2:
+            if delta_count(plan, self.spec.schedule) < 2:
                 raise PlanError("late_index needs a delta after the call's first")
             if plan.id is None or plan.id_policy != "once" or plan.index is not None:
                 raise PlanError("late_index needs an id sent once, at the call's position")
@@ -237,21 +237,6 @@ class _Derivation:
     def _wire(self, plan: CallPlan, position: int) -> int:
         return position if plan.index is None else plan.index
 
-    def _deltas(self, plan: CallPlan) -> int:
-        """How many deltas carry the call (as the renderer sends it)."""
-        if self.spec.schedule in ("whole", "together") or plan.arguments_as_value:
-            count = 1
-        elif plan.legacy:
-            count = 1 + len(plan.fragments)
-        else:
-            # The header delta is sent even when no fragment rides in it.
-            count = (
-                max(len(plan.fragments), 1) if plan.header_arguments else len(plan.fragments) + 1
-            )
-        if plan.name_policy == "late" and count == 1:
-            count = 2
-        return max(count, 1)
-
     def _ambiguous(self, choice: int) -> bool:
         """Lenient: does an index-less fragment come while several calls of the choice are open?"""
         calls = [plan for plan in self.spec.calls if plan.choice == choice]
@@ -260,7 +245,7 @@ class _Derivation:
                 plan.omit_index
                 and plan.id_policy not in ("every", "changing")
                 and plan.name_policy != "every"
-                and self._deltas(plan) > 1
+                and delta_count(plan, self.spec.schedule) > 1
             )
             if bare and (position >= 1 or (self.spec.schedule == "interleaved" and len(calls) > 1)):
                 return True
@@ -357,7 +342,7 @@ class _Derivation:
                 self.findings.add(_QUIRK["C14"])
                 rejected = rejected or "C14"
             seen[wire] = self._id(plan)
-        several = self._deltas(plan) > 1
+        several = delta_count(plan, self.spec.schedule) > 1
         if plan.id_policy == "every" and several and plan.id is not None:
             self.findings.add(_QUIRK["C4"])
         if plan.type_every and several:
