@@ -96,17 +96,21 @@ def _timed_factory(factory: Callable[..., Any], clock: _Clock) -> Callable[..., 
     return timed
 
 
+def _sampled(sample: int, dialects: set[str] | None) -> list[Scenario]:
+    """Every ``sample``-th scenario of the default corpus, of ``dialects`` (or all)."""
+    return [
+        scenario
+        for scenario in list(load_scenarios(corpus_paths([], [])).scenarios)[::sample]
+        if dialects is None or scenario.spec.dialect in dialects
+    ]
+
+
 def measure(impl: str, sample: int, dialects: set[str] | None) -> dict[str, Any]:
     """Run every ``sample``-th scenario of the default corpus (of ``dialects``, or all) and
     account for its time; raises SystemExit naming the first case that does not pass."""
     implementation = load_implementation(impl)
     declaration = implementation.declaration
-    loaded = load_scenarios(corpus_paths([], []))
-    chosen = [
-        scenario
-        for scenario in list(loaded.scenarios)[::sample]
-        if dialects is None or scenario.spec.dialect in dialects
-    ]
+    chosen = _sampled(sample, dialects)
     rows: dict[tuple[str, str], dict[str, float]] = defaultdict(
         lambda: {"chunkings": 0, "implementation": 0.0, "total": 0.0}
     )
@@ -173,11 +177,9 @@ def harness_alone(impl: str, sample: int, dialects: set[str] | None, rounds: int
     declaration = implementation.declaration
     pairs = Splitting("pairs")
     recorded: list[tuple[Scenario, list[tuple[list[Any], Any]]]] = []
-    for scenario in list(load_scenarios(corpus_paths([], [])).scenarios)[::sample]:
+    for scenario in _sampled(sample, dialects):
         spec = scenario.spec
         if declaration.skips(scenario) is not None or pairs not in splittings_of(scenario):
-            continue
-        if dialects is not None and spec.dialect not in dialects:
             continue
         factory = implementation.factory_for(spec.dialect)
         runs = []
