@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from callstream.reference import DIALECTS, Assembler, Limits, Tool
 
+from .core.declaration import listed_opt_ins
+
 __all__ = [
     "DEFAULT",
     "ReferenceFactory",
@@ -44,7 +46,7 @@ class ReferenceFactory:
         its findings too (each quirk recorded)."""
         declared: dict[str, Any] = {"profile": self.profile, "dialects": list(DIALECTS)}
         if self.opt_ins:
-            declared["opt_ins"] = sorted(self.opt_ins)
+            declared["opt_ins"] = listed_opt_ins(self.opt_ins)
         return declared
 
     def __call__(
@@ -73,4 +75,5 @@ def reference_for(profile: str, opt_ins: frozenset[str] = frozenset()) -> Refere
     for factory in (reference, reference_strict, reference_snapshots, reference_repair_json):
         if factory.profile == profile and factory.opt_ins == opt_ins:
             return factory
-    raise ValueError(f"no reference connectable for {profile} with opt-ins {sorted(opt_ins)}")
+    listed = listed_opt_ins(opt_ins)
+    raise ValueError(f"no reference connectable for {profile} with opt-ins {listed}")

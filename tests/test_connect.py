@@ -14,11 +14,11 @@ import pytest
 
 from callstream.connect.connectables import load_implementation
 from callstream.connect.pipe import pipe_schema
-from callstream.core.declaration import OBSERVABLES, OPT_INS, Declaration
+from callstream.core.declaration import OBSERVABLES, OPT_INS, Declaration, declaration_from
 from callstream.core.spec import Scenario, StreamSpec
 from callstream.corpus.scenario import scenario_schema
 from callstream.errors import UsageError
-from callstream.implementations import DEFAULT, reference
+from callstream.implementations import DEFAULT, ReferenceFactory, reference
 from callstream.reference import Assembler, Limits, Tool
 
 WEATHER = Tool("get_weather", {"type": "object"})
@@ -249,6 +249,16 @@ def test_the_opt_in_references_declare_their_route_and_read_it(
         assert [(r.status.value, r.arguments) for r in results] == [
             (status, {"city": "Paris"} if status == "ready" else None)
         ]
+
+
+def test_a_route_with_both_opt_ins_writes_them_in_one_order() -> None:
+    """Reports, the reference's own declaration and a refusal name a route's opt-ins in the
+    order of ``OPT_INS``, whatever order they were declared in."""
+    both = frozenset({"repair_json", "snapshots"})
+    assert Declaration(opt_ins=both).to_dict()["opt_ins"] == list(OPT_INS)
+    assert ReferenceFactory("lenient", both).CALLSTREAM["opt_ins"] == list(OPT_INS)
+    declared = declaration_from({"opt_ins": ["repair_json", "snapshots"]}, "a route")
+    assert declared.to_dict()["opt_ins"] == ["snapshots", "repair_json"]
 
 
 def test_the_schemas_name_the_route_opt_ins_the_declaration_reads() -> None:

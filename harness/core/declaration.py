@@ -27,6 +27,7 @@ __all__ = [
     "choice_count",
     "declaration_from",
     "declaration_problems",
+    "listed_opt_ins",
 ]
 
 PROFILES: tuple[str, ...] = tuple(sorted(REFERENCE_PROFILES))
@@ -109,7 +110,7 @@ class Declaration:
             "observables": [name for name in OBSERVABLES if name in self.observables],
         }
         if self.opt_ins:
-            written["opt_ins"] = [name for name in OPT_INS if name in self.opt_ins]
+            written["opt_ins"] = listed_opt_ins(self.opt_ins)
         return written
 
 
@@ -128,9 +129,15 @@ def _other_route(declared: frozenset[str], wanted: frozenset[str]) -> str:
     )
 
 
+def listed_opt_ins(opt_ins: frozenset[str]) -> list[str]:
+    """``opt_ins`` in the order of :data:`OPT_INS`, the one order reports, declarations and
+    the pipe protocol write them in."""
+    return [name for name in OPT_INS if name in opt_ins]
+
+
 def _listed(opt_ins: frozenset[str]) -> str:
     """``snapshots and repair_json``, in the order of :data:`OPT_INS`."""
-    return " and ".join(name for name in OPT_INS if name in opt_ins)
+    return " and ".join(listed_opt_ins(opt_ins))
 
 
 def choice_count(scenario: Scenario) -> int:

@@ -8,7 +8,7 @@ import math
 import time
 from pathlib import Path
 
-from ..core.declaration import Implementation
+from ..core.declaration import Implementation, listed_opt_ins
 from ..corpus.regressions import REGRESSIONS, regression_id, write_regression
 from ..errors import UsageError
 from ._profiles import FUZZ_PROFILES, database_for
@@ -57,9 +57,9 @@ def fuzz(
     if opt_ins := implementation.declaration.opt_ins:
         raise UsageError(
             f"{implementation.connectable} declares the route opt-ins "
-            f"{', '.join(sorted(opt_ins))}: the fuzzer draws streams of routes without opt-ins, "
-            "which such a route does not run (D74); run the scenarios written for its route "
-            "with callstream run"
+            f"{', '.join(listed_opt_ins(opt_ins))}: the fuzzer draws streams of routes without "
+            "opt-ins, which such a route does not run (D74); run the scenarios written for its "
+            "route with callstream run"
         )
     if duration is None and max_examples is None:
         max_examples = 1000

@@ -13,7 +13,12 @@ from typing import Any
 
 from callstream.reference import Limits, Tool
 
-from ...core.declaration import Declaration, Implementation, declaration_from
+from ...core.declaration import (
+    Declaration,
+    Implementation,
+    declaration_from,
+    listed_opt_ins,
+)
 from ...core.dialects import DIALECTS
 from ...errors import ImplementationError, UsageError
 from .codec import tool_message
@@ -127,7 +132,7 @@ class CommandFactory:
         }
         if self.declaration.opt_ins:
             # Told like the profile; a plain route's request stays as it always was.
-            run["opt_ins"] = sorted(self.declaration.opt_ins)
+            run["opt_ins"] = listed_opt_ins(self.declaration.opt_ins)
         program.request(run)
         return PipeStream(program, self._seq)
 
