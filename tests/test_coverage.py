@@ -99,6 +99,31 @@ def test_anthropic_events_without_event_lines(unnamed: bool) -> None:
     assert {"stop.tool_use", "end.message-stop", "calls.one"} <= features
 
 
+def test_anthropic_error_and_citations_are_read_as_anthropic_sends_them() -> None:
+    """An ``event: error`` whose data is not JSON is the provider's error (the reference fails
+    the stream ``stream_error``), and ``citations_delta`` is a delta type Anthropic documents:
+    neither is read as something unknown."""
+    start = {"type": "message_start", "message": {"id": "msg_1", "content": []}}
+    text = {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}}
+    cited = {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "citations_delta", "citation": {"type": "char_location"}},
+    }
+    events = [
+        ("message_start", start),
+        ("content_block_start", text),
+        ("content_block_delta", cited),
+    ]
+    sse = "".join(f"event: {name}\ndata: {json.dumps(body)}\n\n" for name, body in events)
+    features = features_of(
+        literal(sse + "event: error\ndata: upstream timed out\n\n", "anthropic-messages")
+    )
+    assert "error.event" in features
+    assert "end.bare-eof" not in features
+    assert "anthropic.unknown-delta" not in features
+
+
 def test_the_tally_counts_streams_and_features_per_dialect() -> None:
     """Shares are per dialect; the table marks what was never seen."""
     tally = FeatureTally()

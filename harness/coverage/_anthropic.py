@@ -49,7 +49,9 @@ _ONCE = frozenset(
 )
 """Call features a tool_use block cannot show: its id and name come once, in its start, and
 its index is its block's."""
-_DELTAS = frozenset({"text_delta", "input_json_delta", "thinking_delta", "signature_delta"})
+_DELTAS = frozenset(
+    {"text_delta", "input_json_delta", "thinking_delta", "signature_delta", "citations_delta"}
+)
 
 FEATURES: tuple[Feature, ...] = table_of(
     "anthropic-messages",
@@ -103,6 +105,9 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         if payload == DONE:
             features.add("done.present")
             continue
+        if event.dispatched and event.name == "error" and not isinstance(payload, dict):
+            features.add("error.event")  # data that is not an object is the provider's error
+            errored = True
         if not isinstance(payload, dict) or not event.dispatched:
             continue
         kind = payload.get("type")
