@@ -103,6 +103,8 @@ class OpenAIResponses:
         except RecursionError:
             raise too_deep(self._events) from None
         except ValueError as exc:
+            if event == "error":  # the provider's error, in words (T4), as the other dialects
+                raise StreamFailure(Reason.STREAM_ERROR, f"provider error: {clip(data)}") from None
             raise not_json(data, self._events, self._book, exc) from None
         self._payload(event, payload)
 
@@ -126,6 +128,8 @@ class OpenAIResponses:
 
     def _payload(self, event: str, payload: Any) -> None:
         if not isinstance(payload, dict):
+            if event == "error":
+                raise StreamFailure(Reason.STREAM_ERROR, f"provider error: {clip(payload)}")
             raise StreamFailure(
                 Reason.PROTOCOL_ERROR,
                 f"event {self._events}: an event must be a JSON object, not {clip(payload)}",
