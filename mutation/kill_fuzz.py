@@ -1,10 +1,14 @@
 """The fuzzer as the test that kills a mutant of the reference assembler.
 
-``callstream fuzz`` against the reference as it now stands on disk (lenient, every dialect it
-reads), under the ci profile with a fixed seed and a fixed example budget (``--examples``,
-default 300), so every mutant meets the same streams. It exits 1 as soon as the search finds a
-failure (shrinking is cut to a token, since only the verdict counts here) and 0 when the budget
-is spent without one (the mutant survived). Finds and reports go to a temporary folder.
+``callstream fuzz`` against the reference as it now stands on disk (every dialect it reads),
+under the ci profile with a fixed seed and a fixed example budget (``--examples``, default 300),
+so every mutant meets the same streams: first the lenient reference; then, if the mutant
+survived that, the strict one (``--strict-examples``, default half ``--examples``) on streams of
+its own seed. A mutant that changes only what the strict profile does (a quirk it rejects a call
+for, a call the lenient profile keeps) is invisible to a lenient run, and a mutant the lenient
+run kills never pays for the second. It exits 1 as soon as a search finds a failure (shrinking
+is cut to a token, since only the verdict counts here) and 0 when both budgets are spent
+without one (the mutant survived). Finds and reports go to a temporary folder.
 """
 
 from __future__ import annotations
@@ -22,28 +26,39 @@ from callstream.fuzz import fuzz  # noqa: E402
 from callstream.implementations import DEFAULT  # noqa: E402
 
 SEED = 0
-"""The seed every mutant's search starts from."""
+"""The seed every mutant's lenient search starts from."""
+STRICT = "py:callstream.implementations:reference_strict"
+STRICT_SEED = 1000
+"""The seed of the strict search: far past the lenient search's (one seed per 500 examples), so
+the strict reference meets other streams than the lenient one did."""
 
 
 def main(argv: list[str]) -> int:
-    """1 when the fuzzer finds a failure within the budget, 0 when it does not."""
+    """1 when the fuzzer finds a failure within either budget, 0 when it does not."""
     parser = argparse.ArgumentParser(prog="mutation/kill_fuzz.py", description=__doc__)
     parser.add_argument("--examples", type=int, default=300)
+    parser.add_argument("--strict-examples", type=int, default=None)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="callstream-mutation-") as scratch:
-        result = fuzz(
-            load_implementation(DEFAULT),
-            profile="ci",
-            max_examples=args.examples,
-            seed=SEED,
-            shrink_time=0.01,
-            save_regressions=Path(scratch) / "finds",
-            out=Path(scratch) / "report",
-        )
-    if result.found is not None:
-        print(f"killed after {result.found_after} examples", file=sys.stderr)
-        return 1
-    print(f"survived {result.examples} examples", file=sys.stderr)
+    strict_examples = args.examples // 2 if args.strict_examples is None else args.strict_examples
+    searches = [(DEFAULT, args.examples, SEED), (STRICT, strict_examples, STRICT_SEED)]
+    for connectable, examples, seed in searches:
+        if examples <= 0:
+            continue
+        with tempfile.TemporaryDirectory(prefix="callstream-mutation-") as scratch:
+            result = fuzz(
+                load_implementation(connectable),
+                profile="ci",
+                max_examples=examples,
+                seed=seed,
+                shrink_time=0.01,
+                save_regressions=Path(scratch) / "finds",
+                out=Path(scratch) / "report",
+            )
+        profile = "strict" if connectable == STRICT else "lenient"
+        if result.found is not None:
+            print(f"killed after {result.found_after} {profile} examples", file=sys.stderr)
+            return 1
+        print(f"survived {result.examples} {profile} examples", file=sys.stderr)
     return 0
 
 

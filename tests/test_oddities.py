@@ -245,6 +245,29 @@ class AddsEveryItem(ResponsesAssembler):
         super().on_added(payload)
 
 
+class TakesAnEmptyName(AnthropicAssembler):
+    """Takes a tool_use block's ``"name": ""`` for its name, where an empty field is no name
+    (A4): the call is refused as an unknown tool, not as one that never received a name (V4)."""
+
+    def on_block_start(self, payload: dict[str, Any]) -> None:
+        super().on_block_start(payload)
+        block = self.blocks[max(self.blocks)]
+        if block.call is not None and (payload.get("content_block") or {}).get("name") == "":
+            block.call.name = ""
+
+
+class FailsOpenCallsAtCompleted(ResponsesAssembler):
+    """Takes a call item still open at ``response.completed`` for one the response failed,
+    where the completed response completes it (D47)."""
+
+    def on_terminal(self, kind: str, response: dict[str, Any]) -> None:
+        if kind == "response.completed":
+            for call in self.calls:
+                if not call.final:
+                    self.reject(call, Reason.STREAM_ERROR)
+        super().on_terminal(kind, response)
+
+
 class UntypedIsError(ResponsesAssembler):
     """Reads an object without ``type`` as an ``error`` event (a stream error), where it is no
     Responses event at all (T3: protocol_error)."""
@@ -399,6 +422,22 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         Ending(),
         "responses.untyped-event",
         UntypedIsError,
+        "lenient",
+    ),
+    (
+        "empty_name",
+        "anthropic-messages",
+        Ending(),
+        "anthropic.empty-name",
+        TakesAnEmptyName,
+        "lenient",
+    ),
+    (
+        "no_item_done",
+        "openai-responses",
+        Ending(),
+        "responses.completed-over-open-call",
+        FailsOpenCallsAtCompleted,
         "lenient",
     ),
     # An assembler that never looks at sequence_number, judged by the strict profile (D51).

@@ -403,3 +403,34 @@ def test_role_on_every_delta_of_a_stream_without_calls_is_sent_once_and_not_reco
     assert "openai-chat/C29" not in expect(spec, render(spec), "lenient").findings
     scenario = strategies.scenario_for(spec)
     assert run_case(scenario, "lenient", Splitting("whole"), reference).outcome == "passed"
+
+
+def _below_the_next(spec: StreamSpec) -> int | None:
+    """The number of the first call sent at an unused index below the next one of its choice
+    (indices that go down), if any."""
+    seen: dict[int, list[int]] = {}
+    for number, plan in enumerate(spec.calls):
+        before = seen.setdefault(plan.choice, [])
+        wire = len(before) if plan.index is None else plan.index
+        if not plan.omit_index and wire not in before and wire < len(before):
+            return number
+        before.append(wire)
+    return None
+
+
+def test_the_generators_draw_indices_that_go_down_and_strict_rejects_the_call_below() -> None:
+    """A call at an index an earlier gap skipped, below the next one, is quirk C14 as a gap is;
+    the strict profile rejects it (``protocol_error``), the lenient one keeps it."""
+    found = find(
+        strategies.stream_specs(dialect="openai-chat"),
+        lambda spec: _below_the_next(spec) is not None,
+        settings=FIND,
+    )
+    number = _below_the_next(found)
+    assert number is not None
+    strict = expect(found, render(found), "strict")
+    assert "openai-chat/C14" in strict.findings
+    assert (strict.calls[number].status, strict.calls[number].reason) == (
+        "rejected",
+        "protocol_error",
+    )

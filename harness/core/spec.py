@@ -58,6 +58,8 @@ Oddity = Literal[
     "untyped_event",
     "no_event_item_id",
     "null_created",
+    "empty_name",
+    "no_item_done",
 ]
 """One corner of the wire format a plan's other knobs do not reach, sent once in the stream:
 
@@ -100,6 +102,12 @@ Oddity = Literal[
   (quirk R8, D40; or-m-deltas-without-item-id);
 - ``null_created`` (openai-responses): ``response.created`` with ``"response": null``, which
   changes nothing (A4, V6; or-m-created-with-a-null-response).
+- ``empty_name`` (anthropic-messages): the first tool_use block's ``content_block_start``
+  carries ``"name": ""``, which is no name (A4): the call never receives one (V4,
+  ``missing_name``);
+- ``no_item_done`` (openai-responses): the last call item never gets its ``.done`` nor its
+  ``output_item.done``: the terminal event is its only boundary (``response.completed``
+  completes it, D47; C5, D59).
 
 A dialect refuses an oddity it does not name (:class:`~callstream.errors.PlanError`)."""
 """Sequential calls (OpenAI); fragments round-robin across calls (C15); each call whole in one

@@ -71,6 +71,7 @@ FEATURES: tuple[Feature, ...] = table_of(
         feature(
             "anthropic.unstopped-block", "a tool_use block that never gets its stop", "C5", "A2"
         ),
+        feature("anthropic.empty-name", 'a tool_use block whose name is `""`', "A4", "V4"),
         feature("anthropic.unknown-block-delta", "a delta for a block not open", "A3"),
         feature("anthropic.unknown-event", "an event type Anthropic does not document", "A4"),
         feature("anthropic.unknown-delta", "a delta type Anthropic does not document", "A4"),
@@ -150,6 +151,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
             calls[number].deltas.append(
                 Delta(block.get("id", ABSENT), block.get("name", ABSENT), index)
             )
+            if block.get("name") == "":
+                features.add("anthropic.empty-name")
             value = block.get("input")
             if isinstance(value, dict) and value:
                 features.add("anthropic.input-in-start")

@@ -41,6 +41,12 @@ FEATURES: tuple[Feature, ...] = table_of(
         feature("chat.extra-content", "provider data (`extra_content`) on a call", "C28"),
         feature("chat.legacy-function-call", "the legacy `delta.function_call`", "C27"),
         feature("chat.custom-call", "a custom tool call (`type: custom`)", "A2"),
+        feature(
+            "chat.index-below-next",
+            "a new call at an unused index below the next one: indices that go down",
+            "A5",
+            "C14",
+        ),
         feature("chat.choices", "more than one choice", "A7"),
         feature("chat.delta-missing", "a choice without `delta`", "C22"),
         feature("chat.usage-chunk", "a usage chunk with `choices: []`", "C23"),
@@ -138,6 +144,9 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         distinct = sorted(set(state.indices))
         if distinct and distinct != list(range(len(distinct))):
             features.add("index.gap")
+        first = list(dict.fromkeys(state.indices))
+        if any(index < position for position, index in enumerate(first)):
+            features.add("chat.index-below-next")
     if not choices:
         features.add("chat.role-absent")
     if len(choices) > 1:

@@ -51,6 +51,12 @@ FEATURES: tuple[Feature, ...] = table_of(
         feature("responses.done-without-name", "a `.done` without `name`", "R3"),
         feature("responses.no-done", "a call that never gets its `.done`", "C5", "R6"),
         feature("responses.item-incomplete", "a call item done `incomplete`", "R6"),
+        feature(
+            "responses.completed-over-open-call",
+            "`response.completed` (or `done`) while a call item was never done",
+            "C1",
+            "C5",
+        ),
         feature("responses.sequence-gap", "a `sequence_number` gap, repeat or decrease", "R4"),
         feature("responses.usage", "usage in the terminal response", "A5"),
         feature("terminal.completed", "`response.completed`", "C1"),
@@ -83,6 +89,7 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
     item_index: dict[Any, Any] = {}
     texts: dict[int, list[str]] = {}
     done_calls: set[int] = set()
+    items_done: set[int] = set()
     terminals = 0
     errors = 0
     failed_after_error = False
@@ -115,6 +122,9 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
                 features.add("terminal.duplicate")
             if errors:
                 failed_after_error = True
+            if kind in ("response.completed", "response.done") and terminals == 1:
+                if len(items_done) < len(calls):
+                    features.add("responses.completed-over-open-call")
             _terminal(payload, features)
             continue
         if kind == "error":
@@ -151,6 +161,7 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
             if number < 0:
                 continue
             calls[number].deltas.append(delta)
+            items_done.add(number)
             if item.get("status") == "incomplete":
                 features.add("responses.item-incomplete")
             continue

@@ -423,9 +423,10 @@ def _metadata(
 def _wire_index(
     draw: st.DrawFn, plan: CallPlan, wires: _Wires, schedule: Schedule, quirky: bool, zero: bool
 ) -> CallPlan:
-    """The call's tool-call index on the wire: the next one, or (rarely) past a gap (C14) or
-    one an earlier call of the choice already uses (C2); with ``zero``, index 0 whenever the
-    reader can tell the calls there apart."""
+    """The call's tool-call index on the wire: the next one, or (rarely) past a gap (C14), one
+    an earlier gap skipped (below the next: C14 too) or one an earlier call of the choice
+    already uses (C2); with ``zero``, index 0 whenever the reader can tell the calls there
+    apart."""
     position = wires.position
     wires.position += 1
     if plan.legacy or plan.omit_index:
@@ -447,8 +448,11 @@ def _wire_index(
     owners = [w for w, owner in wires.used.items() if _reusable(owner)]
     how = "next"
     takes_over = plan.name is not None and _reusable(plan) and plan.name_policy in ("once", "every")
+    holes = [w for w in range(following) if w not in wires.used]
     if zero and 0 in owners and takes_over:
         how = "zero"
+    elif quirky and holes and plan.name_policy != "late" and draw(rarely(90)):
+        how = "below"
     elif quirky and draw(rarely(25)) and plan.name_policy != "late":
         options = ["gap"]
         if owners and schedule != "interleaved" and takes_over:
@@ -457,6 +461,22 @@ def _wire_index(
     if how == "gap":
         wire = max([wire - 1, *wires.used]) + draw(between(2, 4))
         label_draw("call: index gap")
+    elif how == "below":
+        # An index an earlier gap skipped: below the next one, so the indices go down (C14).
+        # Its metadata otherwise plain, so that C14 is what the strict profile rejects it for.
+        wire = pick(draw, holes)
+        plan = replace(
+            plan,
+            id_policy="once",
+            name_policy="once",
+            type_every=False,
+            blank_type=False,
+            header_arguments=False,
+            arguments_as_value=False,
+            snapshots=False,
+            extra_content=None,
+        )
+        label_draw("call: index below the next")
     elif how == "reuse":
         wire = pick(draw, owners)
         label_draw("call: index reused")

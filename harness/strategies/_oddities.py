@@ -66,12 +66,22 @@ def _error_text(spec: StreamSpec) -> StreamSpec:
     return replace(spec, ending=ending, oddity="error_text")
 
 
+def _no_item_done(spec: StreamSpec) -> StreamSpec:
+    """The last call item never done (openai-responses), under an ending that would have closed
+    it: ``response.completed`` where the one drawn cuts the last call off, or its last event."""
+    ending = spec.ending
+    if ending.error is not None or ending.finish in ("length", "content_filter") or ending.cut:
+        ending = replace(ending, finish="tool_calls", error=None, cut=False)
+    return replace(spec, ending=ending, oddity="no_item_done")
+
+
 _PLANS: dict[str, Callable[[StreamSpec], StreamSpec]] = {
     "no calls": _no_calls,
     "no tools": _no_tools,
     "shared id": _shared_id,
     "other stop reason": _other_stop,
     "error_text": _error_text,
+    "no_item_done": _no_item_done,
 }
 _ODDITIES: dict[str, tuple[str, ...]] = {
     "openai-chat": (*openai_chat.ODDITIES, "shared id", "no calls"),

@@ -56,6 +56,7 @@ _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
     "id.shared": "ids are drawn distinct",
     "anthropic.no-message-start": _NO_KNOB,
+    "args.lone-surrogate-escape": _LONE,
 }
 _RESPONSES = {
     "id.late": "no id policy sends the call_id after output_item.added",

@@ -26,8 +26,8 @@ What of the plan the dialect reads, and how:
 ``oddity`` (:data:`ODDITIES`) adds an event of an unknown type after ``message_start``, a delta
 of an unknown type in the first block, a delta for a block never started before the last
 block's stop, a tool_use block after ``message_stop``, an ``event: ping`` over the first input
-fragment, a ``[DONE]`` line at the end, or leaves the last tool_use block without its
-``content_block_stop``.
+fragment, a ``[DONE]`` line at the end, leaves the last tool_use block without its
+``content_block_stop``, or sends the first tool_use block's name as ``""``.
 
 Everything else of the plan is openai-chat's and has no meaning here: the expectation refuses it
 (:class:`~callstream.errors.PlanError`).
@@ -129,6 +129,7 @@ ODDITIES: tuple[Oddity, ...] = (
     "done_line",
     "error_text",
     "no_block_stop",
+    "empty_name",
 )
 """The oddities (``StreamSpec.oddity``) an anthropic-messages plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -156,6 +157,11 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         return [*events[:at], _event(stray), *events[at:]]
     if oddity == "no_block_stop" and stop is not None:
         return [*events[:stop], *events[stop + 1 :]]
+    if oddity == "empty_name" and starts:
+        at = starts[0]
+        start = events[at].data
+        nameless = {**start, "content_block": {**start["content_block"], "name": ""}}
+        return [*events[:at], replace(events[at], data=nameless), *events[at + 1 :]]
     if oddity == "after_stop":
         index = stray_index(spec)
         name = spec.tools[0].name if spec.tools else "get_weather"

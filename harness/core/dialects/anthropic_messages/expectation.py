@@ -14,7 +14,9 @@ The rules (REQUIREMENTS.md, research/wire_formats.md ยง8 P-C, docs/rules.md D20โ
   without a stop reason unfinished, end of file interrupted (D26);
 - a block index not the next one is C14, a block sent without index C1 (both rejected by the
   strict profile), a tool_use without id C7 (missing_id strictly, a synthesised id leniently);
-- a stop reason with no ``message_stop`` after it is C24; a last event cut short is T9.
+- a stop reason with no ``message_stop`` after it is C24; a last event cut short is T9;
+- a tool_use block whose name is ``""`` (the oddity ``empty_name``) has no name (A4): it is
+  rejected ``missing_name`` once complete (V4), as a block sent without one.
 """
 
 from __future__ import annotations
@@ -99,7 +101,9 @@ def expect_anthropic_messages(spec: StreamSpec, rendered: Rendered, profile: str
             base["id"] = plan.id
         if index != number:
             base["wire_index"] = index
-        if plan.name_policy == "omit":
+        # A name sent as "" is no name (A4): the call never receives one (V4).
+        named = plan.name_policy != "omit" and not (number == 0 and spec.oddity == "empty_name")
+        if not named:
             base["name"] = None
         if quirk is not None and strict:
             calls.append(ExpectedCall("rejected", "protocol_error", **base))
@@ -116,7 +120,7 @@ def expect_anthropic_messages(spec: StreamSpec, rendered: Rendered, profile: str
         complete = not _streamed(plan) or _complete_json(text)
         release = rendered.boundary_offset(number) if boundary else None
         if boundary and complete:
-            calls.append(_completed(completer, plan, base, text, release))
+            calls.append(_completed(completer, plan, base, named, text, release))
             continue
         if failure is not None:
             calls.append(ExpectedCall("rejected", failure, **base))
@@ -125,7 +129,7 @@ def expect_anthropic_messages(spec: StreamSpec, rendered: Rendered, profile: str
             calls.append(ExpectedCall("rejected", ended, **base))
         elif reason in _COMPLETING:
             offset = rendered.finish_offset(0)
-            calls.append(_completed(completer, plan, base, text, offset))
+            calls.append(_completed(completer, plan, base, named, text, offset))
         else:
             ending_reason = _ENDINGS.get(str(reason), "provider_finish")
             calls.append(ExpectedCall("rejected", ending_reason, **base))
@@ -133,11 +137,14 @@ def expect_anthropic_messages(spec: StreamSpec, rendered: Rendered, profile: str
 
 
 def _completed(
-    completer: Completer, plan: CallPlan, base: dict[str, Any], text: str, release: int | None
+    completer: Completer,
+    plan: CallPlan,
+    base: dict[str, Any],
+    named: bool,
+    text: str,
+    release: int | None,
 ) -> ExpectedCall:
-    return completer.complete(
-        plan, base, named=plan.name_policy != "omit", text=text, release=release
-    )
+    return completer.complete(plan, base, named=named, text=text, release=release)
 
 
 def _streamed(plan: CallPlan) -> str:
@@ -184,6 +191,10 @@ def _check_oddity(spec: StreamSpec) -> None:
     if oddity == "no_block_stop" and not (spec.calls and ending.error is None):
         # An error ending already sends the error where the last block's stop would be.
         raise PlanError("no_block_stop needs a tool_use block and no error ending")
+    if oddity == "empty_name" and not (
+        spec.calls and spec.calls[0].name and spec.calls[0].name_policy != "omit"
+    ):
+        raise PlanError("empty_name needs a first tool_use block sent with its name")
     if oddity == "stray_delta" and not ends_plainly:
         raise PlanError("stray_delta needs the last block's stop, and an ending that arrives")
 

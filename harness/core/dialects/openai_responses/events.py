@@ -28,7 +28,8 @@ How the plan's knobs read in this dialect (anything else is a :class:`PlanError`
   ``sequence_number`` gap, the first call item added under another ``event:`` name, a
   ``[DONE]`` line at the end, the first call item without an id (its events without
   ``item_id``) or with one that its deltas and ``.done`` leave out, the first call item added
-  again or a Chat Completions chunk after the last call's ``output_item.added``.
+  again or a Chat Completions chunk after the last call's ``output_item.added``, or the last call
+  item without its ``.done`` and ``output_item.done``, closed by the terminal event alone.
 """
 
 from __future__ import annotations
@@ -172,6 +173,7 @@ ODDITIES: tuple[Oddity, ...] = (
     "untyped_event",
     "no_event_item_id",
     "null_created",
+    "no_item_done",
 )
 """The oddities (``StreamSpec.oddity``) an openai-responses plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -205,6 +207,9 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
     if spec.oddity == "no_event_item_id" and spec.calls:
         first = call_item_id(spec.calls[0], 0)
         return [_without_item_id(event, first, items=False) for event in events]
+    if spec.oddity == "no_item_done" and spec.calls:
+        last = call_item_id(spec.calls[-1], len(spec.calls) - 1)
+        return [event for event in events if not _closes(event, last)]
     failing = failure_at(spec, events)
     if failing is not None and spec.oddity == "added_twice":
         first = call_item_id(spec.calls[0], 0)
@@ -238,6 +243,17 @@ def _without_item_id(event: Event, item_id: str, *, items: bool = True) -> Event
     if data.get("item_id") == item_id:
         return replace(event, data={k: v for k, v in data.items() if k != "item_id"})
     return event
+
+
+def _closes(event: Event, item_id: str) -> bool:
+    """Whether ``event`` is the ``.done`` or the ``output_item.done`` of the item ``item_id``."""
+    kind = event.data.get("type")
+    if kind == "response.output_item.done":
+        return bool(event.data["item"].get("id") == item_id)
+    return kind in _TEXT_DONE and event.data.get("item_id") == item_id
+
+
+_TEXT_DONE = ("response.function_call_arguments.done", "response.custom_tool_call_input.done")
 
 
 def _adds_call(event: Event, item_id: str | None = None) -> bool:

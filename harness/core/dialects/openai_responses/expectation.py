@@ -6,7 +6,8 @@ boundary (C5), released from its end, whatever follows. Every other call is deci
 response ends: ``response.completed`` completes it; ``response.incomplete`` rejects it
 ``truncated`` (``max_output_tokens``) or ``filtered``; ``response.failed`` or an ``error`` event,
 ``stream_error``; no terminal event, ``interrupted``; ``response.done`` (quirk R5) completes it
-under the lenient profile, and the strict one rejects it ``protocol_error``. The strict profile
+under the lenient profile, and the strict one rejects it ``protocol_error``. So is a call whose
+``.done`` and ``output_item.done`` never come (the oddity ``no_item_done``, D47). The strict profile
 rejects a call its quirks touch where the quirk table says so (R1, R2, R8). Deltas sent as
 cumulative snapshots differ from the text ``.done`` restates: recorded (R1), the restatement is
 the call's text leniently (D41). A call whose ``output_item.done`` carries another ``call_id``
@@ -179,6 +180,15 @@ def _check_oddity(spec: StreamSpec, terminal: str | None) -> None:
         raise PlanError("no_event_item_id needs a first call that sends a delta")
     if oddity == "no_event_item_id" and ending.cut:
         raise PlanError("no_event_item_id and a cut stream: the only such delta may be cut")
+    if oddity == "no_item_done" and not (
+        spec.calls
+        and terminal in ("response.completed", "response.done", None)
+        and not ending.cut
+        and not spec.calls[-1].snapshots
+    ):
+        # Where the ending cuts the last call off, it has no .done to leave out; snapshots
+        # need the .done that restates their text; a cut could fall inside its last delta.
+        raise PlanError("no_item_done needs a last call that an arriving ending would close")
     if oddity in ("no_item_id", "no_event_item_id"):
         indices = output_indices(spec)
         taken = [*([0] if spec.noise.content is not None else []), *indices[1:]]
