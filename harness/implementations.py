@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from callstream.reference import DIALECTS, Assembler, Limits, Tool
 
-from .core.declaration import listed_opt_ins
+from .rules import listed_opt_ins
 
 __all__ = [
     "DEFAULT",

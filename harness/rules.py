@@ -1,6 +1,6 @@
 """The rules callstream certifies (REQUIREMENTS.md) and the quirk ids of each dialect
-(research/wire_formats.md §7) the corpus must cover, kept in the repo so lint and reports need
-nothing outside it.
+(research/wire_formats.md §7) the corpus must cover, and the route opt-ins outside the
+profiles (rule A2), kept in the repo so lint and reports need nothing outside it.
 
 A rule id is plain (``C3``, "Truncation is not success"); a quirk id is qualified by the dialect
 whose streams show it (``openai-chat/C3``, "id changed without a name"). Each is its own type,
@@ -18,11 +18,13 @@ __all__ = [
     "BEYOND_THE_CONTRACT",
     "OPENAI_CHAT_QUIRKS",
     "OPENAI_RESPONSES_QUIRKS",
+    "OPT_INS",
     "RULES",
     "RULE_TEXT",
     "QuirkId",
     "RuleId",
     "failure_pointer",
+    "listed_opt_ins",
     "quirk_code",
     "quirk_dialect",
     "quirk_id",
@@ -202,3 +204,20 @@ RULE_TEXT: dict[str, str] = {
     "R": "A route follows its profile; each deviation is a named finding.",
 }
 """Each rule's normative sentence (docs/rules.md has the rule, why it exists and the decisions)."""
+
+
+OPT_INS: dict[str, str] = {
+    "snapshots": "each argument fragment is read as a cumulative snapshot of the text so far "
+    "(quirk openai-chat/C10)",
+    "repair_json": "arguments that are one JSON value repeated, or that lost their closing "
+    "brackets, are repaired (quirks openai-chat/C11, openai-chat/C12)",
+}
+"""The per-route opt-ins outside the profiles (rule A2), each with what it changes. A route
+that opts in is its own configuration: it runs the scenarios written for exactly its opt-ins
+(D74), under the lenient profile (D75)."""
+
+
+def listed_opt_ins(opt_ins: frozenset[str]) -> list[str]:
+    """``opt_ins`` in the order of :data:`OPT_INS`, the one order reports, declarations and
+    the pipe protocol write them in."""
+    return [name for name in OPT_INS if name in opt_ins]

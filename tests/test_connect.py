@@ -14,12 +14,13 @@ import pytest
 
 from callstream.connect.connectables import load_implementation
 from callstream.connect.pipe import pipe_schema
-from callstream.core.declaration import OBSERVABLES, OPT_INS, Declaration, declaration_from
+from callstream.core.declaration import OBSERVABLES, Declaration, declaration_from
 from callstream.core.spec import Scenario, StreamSpec
 from callstream.corpus.scenario import scenario_schema
 from callstream.errors import UsageError
 from callstream.implementations import DEFAULT, ReferenceFactory, reference
 from callstream.reference import Assembler, Limits, Tool
+from callstream.rules import OPT_INS
 
 WEATHER = Tool("get_weather", {"type": "object"})
 SNAPSHOTS = frozenset({"snapshots"})

@@ -14,12 +14,12 @@ from typing import Any, Literal
 from callstream.reference import PROFILES as REFERENCE_PROFILES
 
 from ..errors import UsageError
+from ..rules import OPT_INS, listed_opt_ins
 from .dialects import DIALECTS
 from .spec import Scenario
 
 __all__ = [
     "OBSERVABLES",
-    "OPT_INS",
     "PROFILES",
     "Applicability",
     "Declaration",
@@ -27,7 +27,6 @@ __all__ = [
     "choice_count",
     "declaration_from",
     "declaration_problems",
-    "listed_opt_ins",
 ]
 
 PROFILES: tuple[str, ...] = tuple(sorted(REFERENCE_PROFILES))
@@ -47,16 +46,6 @@ OBSERVABLES: dict[str, str] = {
 }
 """What an implementation can expose, each with what it means. A check runs where the
 observables it reads are exposed."""
-
-OPT_INS: dict[str, str] = {
-    "snapshots": "each argument fragment is read as a cumulative snapshot of the text so far "
-    "(quirk openai-chat/C10)",
-    "repair_json": "arguments that are one JSON value repeated, or that lost their closing "
-    "brackets, are repaired (quirks openai-chat/C11, openai-chat/C12)",
-}
-"""The per-route opt-ins outside the profiles (rule A2), each with what it changes. A route
-that opts in is its own configuration: it runs the scenarios written for exactly its opt-ins
-(D74), under the lenient profile (D75)."""
 
 Applicability = Literal["unsupported", "not_applicable"]
 
@@ -127,12 +116,6 @@ def _other_route(declared: frozenset[str], wanted: frozenset[str]) -> str:
         f"the scenario is for a route that opts in to {_listed(wanted)}; "
         f"the implementation {route} (D74)"
     )
-
-
-def listed_opt_ins(opt_ins: frozenset[str]) -> list[str]:
-    """``opt_ins`` in the order of :data:`OPT_INS`, the one order reports, declarations and
-    the pipe protocol write them in."""
-    return [name for name in OPT_INS if name in opt_ins]
 
 
 def _listed(opt_ins: frozenset[str]) -> str:

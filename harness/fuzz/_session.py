@@ -8,9 +8,10 @@ import math
 import time
 from pathlib import Path
 
-from ..core.declaration import Implementation, listed_opt_ins
+from ..core.declaration import Implementation
 from ..corpus.regressions import REGRESSIONS, regression_id, write_regression
 from ..errors import UsageError
+from ..rules import listed_opt_ins
 from ._profiles import FUZZ_PROFILES, database_for
 from ._progress import FuzzProgress, _Quiet
 from ._result import FuzzResult, _write_report

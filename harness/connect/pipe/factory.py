@@ -17,10 +17,10 @@ from ...core.declaration import (
     Declaration,
     Implementation,
     declaration_from,
-    listed_opt_ins,
 )
 from ...core.dialects import DIALECTS
 from ...errors import ImplementationError, UsageError
+from ...rules import listed_opt_ins
 from .codec import tool_message
 from .program import Program
 
