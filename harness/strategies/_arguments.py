@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -102,15 +102,24 @@ def _value(draw: st.DrawFn, schema: Mapping[str, Any], lone: bool) -> Json:
     return draw(_json_values(lone))
 
 
+def _present(draw: st.DrawFn, properties: Mapping[str, Any], required: Sequence[str]) -> set[str]:
+    """The properties an object has: the required ones, and which optional ones, a bit each
+    in one choice (every bit as likely as a coin, shrinking to none) where a draw per property
+    takes a choice each."""
+    optional = [key for key in properties if key not in required]
+    bits = draw(between(0, 2 ** len(optional) - 1)) if optional else 0
+    return {*required, *(key for bit, key in enumerate(optional) if bits >> bit & 1)}
+
+
 _NUMBERS = st.one_of(st.floats(allow_nan=False, allow_infinity=False), _INTEGERS)
 
 
 def _object(draw: st.DrawFn, schema: Mapping[str, Any], lone: bool) -> dict[str, Json]:
     properties: Mapping[str, Any] = schema.get("properties", {})
-    required = set(schema.get("required", ()))
+    present = _present(draw, properties, schema.get("required", ()))
     value: dict[str, Json] = {}
     for key, sub in properties.items():
-        if key in required or draw(st.booleans()):
+        if key in present:
             value[key] = _value(draw, sub, lone)
     if schema.get("additionalProperties") is not False and draw(rarely(15)):
         for _ in range(draw(between(1, 2))):

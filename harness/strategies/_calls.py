@@ -317,7 +317,7 @@ _WHO = knobs(
 """How a quirky call names itself, in one choice."""
 _HOW = knobs(
     flag(15),  # arguments as a JSON value
-    flag(15),  # cumulative snapshots
+    flag(20),  # cumulative snapshots
     flag(10),  # extra_content
     ((False, 8), ("function", 1), ("", 1)),  # type in every delta: its kind, or "" (Novita)
     flag(20),  # arguments in the header

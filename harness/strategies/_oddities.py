@@ -28,7 +28,7 @@ from ._predictable import predictable
 
 __all__ = ["draw_oddity", "with_oddity"]
 
-PERCENT = 4
+PERCENT = 5
 """How often each oddity is drawn, in streams per hundred (before the streams it does not fit)."""
 OTHER_STOP = "guardrail_intervened"
 """A stop reason outside Anthropic's set (Amazon Bedrock's, for a blocked answer)."""

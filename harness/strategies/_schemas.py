@@ -128,15 +128,161 @@ def _parameters(draw: st.DrawFn) -> Schema | None:
     return _object_schema(draw, 1, 3, 4)
 
 
+def _string(**more: object) -> Schema:
+    return {"type": "string", **more}
+
+
+def _object(properties: Schema, *required: str, closed: bool = False) -> Schema:
+    schema: Schema = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    if closed:
+        schema["additionalProperties"] = False
+    return schema
+
+
+_DEEP = _object(
+    {
+        "a": _object(
+            {
+                "b": {
+                    "type": "array",
+                    "items": _object(
+                        {"c": {"type": "array", "items": _object({"d": _string()}, "d")}}, "c"
+                    ),
+                    "minItems": 1,
+                }
+            },
+            "b",
+        )
+    },
+    "a",
+)
+"""Arguments nested five levels deep or more, every level required."""
+
+_POOLED_TOOLS: tuple[Tool, ...] = (
+    Tool("get_weather", _object({"city": _string(), "units": _string(enum=["c", "f"])}, "city")),
+    Tool(
+        "search",
+        _object(
+            {
+                "query": _string(minLength=1),
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+            },
+            "query",
+            closed=True,
+        ),
+    ),
+    Tool("lookup", _object({"a": {"type": "integer"}, "b": {"type": "number"}})),
+    Tool(
+        "send_email",
+        _object(
+            {
+                "to": {"type": "array", "items": _string(), "minItems": 1},
+                "subject": _string(),
+                "body": {"type": ["string", "null"]},
+            },
+            "to",
+            "body",
+        ),
+    ),
+    Tool(
+        "read_file",
+        _object({"path": _string(), "binary": {"type": "boolean"}}, "path", closed=True),
+    ),
+    Tool("list_tasks", {"type": "object", "properties": {}}),
+    Tool("now", {"type": "object"}),
+    Tool("ping", None),
+    Tool("noop", {}),
+    Tool(
+        "set_options",
+        _object(
+            {
+                "options": _object(
+                    {
+                        "verbose": {"type": "boolean"},
+                        "level": {"type": "integer", "minimum": 0, "maximum": 9},
+                        "tags": {"type": "array", "items": _string()},
+                    },
+                    "level",
+                )
+            }
+        ),
+    ),
+    Tool("walk", _DEEP),
+    Tool("tag", _object({"tags": {"type": "array", "items": _string(enum=["red", "✓", "😀"])}})),
+    Tool(
+        "x",
+        _object(
+            {
+                "é": _string(),
+                "😀": {"type": "integer"},
+                'a"b': {"type": "boolean"},
+                "\\": {"type": "null"},
+                "\n": _string(),
+            }
+        ),
+    ),
+    Tool(
+        "nullables",
+        _object(
+            {"x": {"type": "null"}, "y": {"type": ["string", "null"]}, "z": {"type": "number"}},
+            closed=True,
+        ),
+    ),
+    Tool(
+        "matrix",
+        _object(
+            {"rows": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}},
+            "rows",
+        ),
+    ),
+    Tool("A-b_9", _object({"body": _string()})),
+    Tool("a" * 64, _object({"query": _string()}, "query")),
+    Tool("count", _object({"limit": {"type": "integer", "minimum": -100, "maximum": 0}}, "limit")),
+    Tool(
+        "flags",
+        _object(
+            {"a": {"type": "boolean"}, "b": {"type": "boolean"}, "c": {"type": "boolean"}},
+            "a",
+            "b",
+            "c",
+            closed=True,
+        ),
+    ),
+    Tool("note", _object({"text": _string()}, "text")),
+)
+"""Twenty tools most streams take theirs from: a tool's validator is compiled once per process
+rather than once per example (a fresh schema costs the implementation a compile, and the
+generators about fifteen draws), and together they hold every schema feature ``tools()`` has:
+required and optional properties, closed objects, enums, bounded integers, nullable strings,
+arrays (of arrays, of at least one item), nesting five levels deep, keys that need escaping or
+lie outside the BMP, the four ways to take no parameters, names at OpenAI's limits. Shared
+by every example: nothing may change them."""
+
+
+@st.composite
+def _fresh_tool(draw: st.DrawFn) -> Tool:
+    return Tool(draw(_TOOL_NAMES), _parameters(draw))
+
+
+_TOOL_CHOICES = mostly_one_of(_POOLED_TOOLS, _fresh_tool(), 14)
+"""A pooled tool, or one time in seven a tool drawn afresh (a name and a schema of its own)."""
+
+
+def _tool_name(tool: Tool, taken: set[str]) -> Tool:
+    """``tool``, renamed apart from the names ``taken`` where it shares one (within 64
+    characters)."""
+    name = fresh_key(tool.name[:63], taken) if tool.name in taken else tool.name
+    return tool if name == tool.name else Tool(name, tool.parameters)
+
+
 @st.composite
 def _tools(draw: st.DrawFn, min_size: int, max_size: int) -> tuple[Tool, ...]:
-    names = draw(_names(min_size, max_size))
-    return tuple(Tool(name, _parameters(draw)) for name in names)
-
-
-@cache
-def _names(min_size: int, max_size: int) -> st.SearchStrategy[list[str]]:
-    return st.lists(_TOOL_NAMES, min_size=min_size, max_size=max_size, unique=True)
+    drawn: list[Tool] = []
+    for _ in range(draw(between(min_size, max_size))):
+        drawn.append(_tool_name(draw(_TOOL_CHOICES), {tool.name for tool in drawn}))
+    return tuple(drawn)
 
 
 @cache
@@ -144,7 +290,8 @@ def tools(min_size: int = 1, max_size: int = 3) -> st.SearchStrategy[tuple[Tool,
     """Tools with unique names and JSON Schemas: nested objects and arrays, enums, required and
     optional fields, strings, integers (sometimes bounded), numbers, booleans, null, nullable
     strings; now and then a tool that takes no parameters (``properties: {}``, a bare
-    ``{"type": "object"}``, ``{}`` or no schema at all)."""
+    ``{"type": "object"}``, ``{}`` or no schema at all). Most come from a table of twenty, the
+    rest (one in seven) are drawn afresh."""
     return _tools(min_size, max_size)
 
 

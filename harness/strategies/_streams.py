@@ -27,7 +27,7 @@ from ..core.wire import data_lines, data_size
 from ..errors import PlanError
 from ._anthropic import anthropic_stream_specs
 from ._calls import draw_call_plans
-from ._knobs import Knobs, aim, between, flag, knobs, label_draw, one_in, rarely
+from ._knobs import Knobs, aim, between, flag, knobs, label_draw, one_in
 from ._oddities import draw_oddity, with_oddity
 from ._predictable import predictable
 from ._responses import responses_stream_specs
@@ -214,10 +214,14 @@ def _strictly_rejected(plan: CallPlan) -> bool:
     )
 
 
-def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
+_RARITIES = knobs(flag(8), flag(10), flag(12))
+"""Three rare knobs in one choice: no tool exposed, a small ``max_argument_bytes``, a
+``max_event_size`` drawn from the stream's own events."""
+
+
+def _limits(draw: st.DrawFn, calls: Sequence[CallPlan], small: bool) -> Limits:
     # A call past the limit is rejected at the fragment that passes it, so the oracle can
     # predict it only when no other rejection could come first mid-stream.
-    small = draw(rarely(10))
     if not small or any(_strictly_rejected(plan) for plan in calls):
         return Limits()
     largest = max(len(plan.arguments.encode("utf-8", "surrogatepass")) for plan in calls)
@@ -264,7 +268,8 @@ def _stream_specs(
     if tool_set is None:
         exposed = with_custom_tool(exposed, custom)
     calls = draw_call_plans(draw, exposed, choices, schedule, max_calls, lone_surrogates)
-    if draw(rarely(8)):
+    no_tools, small, sized = _RARITIES.draw(draw)
+    if no_tools:
         # The call names a tool the request did not offer: no tool at all is exposed.
         exposed = ()
         label_draw("tools: none exposed")
@@ -276,9 +281,9 @@ def _stream_specs(
         noise=_noises(draw),
         ending=_endings(draw, choices),
         transport=_transports(draw),
-        limits=_limits(draw, calls),
+        limits=_limits(draw, calls, small),
     )
-    if spec.limits == Limits() and draw(rarely(12)):
+    if spec.limits == Limits() and sized:
         spec = _sized(draw, spec)
     if not predictable(spec):
         reject()
