@@ -278,6 +278,26 @@ class UntypedIsError(ResponsesAssembler):
         super().on_event(event, data)
 
 
+class LastRestatementWins(ResponsesAssembler):
+    """Takes each whole restatement for the text, the later over the earlier, where two that
+    disagree refuse the call (D42)."""
+
+    def restate(self, call: Any, text: Any) -> None:
+        if isinstance(text, str) and not call.final:
+            call.restated = None
+        super().restate(call, text)
+
+
+class SkipsStringData(ResponsesAssembler):
+    """Skips JSON data that is not an object, where it is no Responses event and fails the
+    stream (T4)."""
+
+    def on_event(self, event: str, data: str) -> None:
+        if data.startswith('"'):
+            return
+        super().on_event(event, data)
+
+
 # -- the cases ---------------------------------------------------------------------------------
 
 
@@ -438,6 +458,22 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         Ending(),
         "responses.completed-over-open-call",
         FailsOpenCallsAtCompleted,
+        "lenient",
+    ),
+    (
+        "restated_otherwise",
+        "openai-responses",
+        Ending(),
+        "responses.restatements-differ",
+        LastRestatementWins,
+        "lenient",
+    ),
+    (
+        "string_data",
+        "openai-responses",
+        Ending(),
+        "responses.non-object-data",
+        SkipsStringData,
         "lenient",
     ),
     # An assembler that never looks at sequence_number, judged by the strict profile (D51).

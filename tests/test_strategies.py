@@ -17,6 +17,7 @@ import json
 import random
 import re
 from collections import Counter
+from functools import partial
 from typing import Any
 
 import pytest
@@ -38,10 +39,14 @@ from callstream.core.spec import (
     StreamSpec,
     Transport,
 )
+from callstream.core.wire import data_size
+from callstream.coverage import features_of
 from callstream.implementations import reference, reference_strict
-from callstream.reference import Limits, Tool
+from callstream.reference import Limits, Reason, Tool
 from callstream.rules import OPENAI_CHAT_QUIRKS, RULES
 from callstream.strategies._knobs import flag, knobs, one_in
+from tests.mutants._base import StreamFailure
+from tests.mutants._responses_base import ResponsesAssembler
 
 Case = tuple[Scenario, Splitting]
 FIND = settings(
@@ -364,7 +369,7 @@ def _past_the_first_call(under: int) -> StreamSpec:
         transport=Transport(multiline=True),
     )
     first = next(e for e in render(spec).events if "tool_calls" in json.dumps(e.data))
-    size = len(json.dumps(first.data, indent=1, ensure_ascii=False))
+    size = data_size(first, spec.transport)
     return dataclasses.replace(spec, limits=Limits(max_event_size=size - under))
 
 
@@ -446,3 +451,36 @@ def test_the_generators_draw_indices_that_go_down_and_strict_rejects_the_call_be
         "rejected",
         "protocol_error",
     )
+
+
+class ComparesIndicesByIdentity(ResponsesAssembler):
+    """Checks an event's ``output_index`` against its call's with ``is not``: true of two equal
+    ints past 256, which CPython keeps as two objects, so it refuses every such call."""
+
+    def route_item(self, payload: dict[str, Any]) -> Any:
+        call = super().route_item(payload)
+        index = payload.get("output_index")
+        if type(index) is int and index is not call.wire:
+            raise StreamFailure(Reason.PROTOCOL_ERROR)
+        return call
+
+
+def test_the_generators_draw_call_items_far_down_the_output_list() -> None:
+    """Responses call items past output_index 256 (a long response's): the reference keeps them
+    ready under both profiles, and a reader that compares the indices by identity fails them."""
+    found = find(
+        strategies.scenarios(dialect="openai-responses"),
+        lambda scenario: (
+            any((plan.index or 0) > 256 and plan.arguments for plan in scenario.spec.calls)
+            and scenario.spec.oddity is None
+        ),
+        settings=FIND,
+    )
+    assert "index.gap" in features_of(found.spec, render(found.spec).data)
+    for profile, factory in (("lenient", reference), ("strict", reference_strict)):
+        result = run_case(
+            found, profile, Splitting("whole"), partial(factory, dialect=found.spec.dialect)
+        )
+        assert result.outcome == "passed", (profile, result.failures)
+    caught = run_case(found, "lenient", Splitting("whole"), ComparesIndicesByIdentity)
+    assert caught.outcome == "failed"

@@ -60,6 +60,8 @@ Oddity = Literal[
     "null_created",
     "empty_name",
     "no_item_done",
+    "restated_otherwise",
+    "string_data",
 ]
 """One corner of the wire format a plan's other knobs do not reach, sent once in the stream:
 
@@ -107,7 +109,14 @@ Oddity = Literal[
   ``missing_name``);
 - ``no_item_done`` (openai-responses): the last call item never gets its ``.done`` nor its
   ``output_item.done``: the terminal event is its only boundary (``response.completed``
-  completes it, D47; C5, D59).
+  completes it, D47; C5, D59);
+- ``restated_otherwise`` (openai-responses): the first call's ``output_item.done`` restates
+  another text than its ``.done`` (that text, a space and ``x``: no JSON reader takes it for
+  the same value): two restatements that disagree reject the call ``protocol_error`` in both
+  profiles (D42; or-m-restatements-disagree-second-sorts-after);
+- ``string_data`` (openai-responses): a ``data:`` line holding a JSON string (a proxy's error
+  line), after the last call's ``output_item.added``: JSON, but no Responses event, it fails the
+  stream there ``protocol_error`` (T4, V6; or-m-plain-text-data, or-m-null-data).
 
 A dialect refuses an oddity it does not name (:class:`~callstream.errors.PlanError`)."""
 """Sequential calls (OpenAI); fragments round-robin across calls (C15); each call whole in one
@@ -207,7 +216,8 @@ class Transport:
     event_lines: bool = False
     """Precede each data line with ``event: message``."""
     multiline: bool = False
-    """Send each payload as pretty-printed JSON over several ``data:`` lines (quirk T5)."""
+    """Send each payload over several ``data:`` lines (quirk T5): pretty-printed, or broken once
+    after its opening bracket (see ``callstream.core.wire``)."""
     unnamed: bool = False
     """Send no ``event:`` lines, even for the events a dialect names (third-party Anthropic
     proxies, quirk T7); for the dialects that name their events."""
@@ -217,7 +227,8 @@ class Transport:
     """Send an ``event:`` block with no ``data:`` line first, which dispatches nothing (CDNs,
     quirk T6)."""
     trailing_space: bool = False
-    """Write spaces after each JSON payload (Anthropic's captures, quirk T12)."""
+    """Write spaces around each JSON payload: two after it (Anthropic's captures, quirk T12) and
+    one before it, past the one a ``data: `` line loses (JSON allows whitespace on both sides)."""
     id_lines: bool = False
     """Give each event an ``id:`` line (its number) after its ``event:`` line, and the first a
     ``retry:`` line: fields a reader understands, which dispatch nothing and name no event (T3;

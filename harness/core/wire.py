@@ -127,15 +127,24 @@ def data_lines(event: Event, transport: Transport) -> int:
 
 def _text(event: Event, transport: Transport) -> str:
     """The event's data as written: raw text, or its payload as JSON (over several lines when
-    ``multiline``, with spaces after it when ``trailing_space``)."""
+    ``multiline``, with spaces around it when ``trailing_space``)."""
     if isinstance(event.data, str):
         return event.data
     text = _json(event.data, transport.multiline)
-    return text + "  " if transport.trailing_space else text
+    return " " + text + "  " if transport.trailing_space else text
 
 
 def _json(payload: Any, multiline: bool) -> str:
-    return (_MULTILINE if multiline else _COMPACT)(payload)
+    """The payload as JSON: compact, or over several lines when ``multiline``: indented (three
+    lines or more), but where its compact text has an odd length, that text broken once after
+    its opening bracket (two lines). So both shapes come up, and a reader that keeps one line
+    of two is caught as well as one that loses the middle of many."""
+    if not multiline:
+        return _COMPACT(payload)
+    compact = _COMPACT(payload)
+    if len(compact) % 2 and len(compact) > 2 and compact[0] in "{[":
+        return compact[0] + "\n" + compact[1:]
+    return _MULTILINE(payload)
 
 
 # Built once: ``json.dumps`` with any argument builds a new encoder for every payload, and a

@@ -46,8 +46,14 @@ FEATURES: tuple[Feature, ...] = table_of(
         ),
         feature("responses.item-added-twice", "an item id added twice", "A5", "V6"),
         feature("responses.untyped-event", "an object without a `type`", "T3", "V6"),
+        feature("responses.non-object-data", "JSON data that is not an object", "T4", "V6"),
         feature("responses.done-mismatch", "`.done` text unlike the deltas", "R1"),
         feature("responses.done-only", "a call's text in `.done` alone, no deltas", "R1"),
+        feature(
+            "responses.restatements-differ",
+            "an `output_item.done` restating another text than the `.done`",
+            "R1",
+        ),
         feature("responses.done-without-name", "a `.done` without `name`", "R3"),
         feature("responses.no-done", "a call that never gets its `.done`", "C5", "R6"),
         feature("responses.item-incomplete", "a call item done `incomplete`", "R6"),
@@ -89,6 +95,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
     item_index: dict[Any, Any] = {}
     texts: dict[int, list[str]] = {}
     done_calls: set[int] = set()
+    restated: dict[int, str] = {}
+    """Each call's text as its ``.done`` restated it."""
     items_done: set[int] = set()
     terminals = 0
     errors = 0
@@ -101,6 +109,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
             features.add("done.present")
             continue
         if not isinstance(payload, dict) or not event.dispatched:
+            if event.dispatched and payload is not None:
+                features.add("responses.non-object-data")
             continue
         kind = payload.get("type")
         if not isinstance(kind, str) and event.name == "error":
@@ -162,6 +172,9 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
                 continue
             calls[number].deltas.append(delta)
             items_done.add(number)
+            text = item.get("arguments", item.get("input"))
+            if number in restated and isinstance(text, str) and text != restated[number]:
+                features.add("responses.restatements-differ")
             if item.get("status") == "incomplete":
                 features.add("responses.item-incomplete")
             continue
@@ -191,6 +204,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         if "name" not in payload and kind.startswith("response.function_call"):
             features.add("responses.done-without-name")
         final = payload.get("arguments", payload.get("input"))
+        if isinstance(final, str):
+            restated[number] = final
         streamed = "".join(texts.get(number, ()))
         if isinstance(final, str) and number not in texts and final:
             features.add("responses.done-only")

@@ -19,6 +19,8 @@ from typing import cast
 
 from hypothesis import strategies as st
 
+from callstream.reference import Limits
+
 from ..core.dialects.anthropic_messages import events as anthropic_messages
 from ..core.dialects.openai_chat import events as openai_chat
 from ..core.dialects.openai_responses import events as openai_responses
@@ -75,6 +77,14 @@ def _no_item_done(spec: StreamSpec) -> StreamSpec:
     return replace(spec, ending=ending, oddity="no_item_done")
 
 
+def _restated_otherwise(spec: StreamSpec) -> StreamSpec:
+    """The first call's ``output_item.done`` restating another text than its ``.done``
+    (openai-responses), under an ending that sends both: ``response.completed``, nothing cut,
+    no size limit."""
+    ending = replace(spec.ending, finish="tool_calls", error=None, cut=False)
+    return replace(spec, ending=ending, limits=Limits(), oddity="restated_otherwise")
+
+
 _PLANS: dict[str, Callable[[StreamSpec], StreamSpec]] = {
     "no calls": _no_calls,
     "no tools": _no_tools,
@@ -82,6 +92,7 @@ _PLANS: dict[str, Callable[[StreamSpec], StreamSpec]] = {
     "other stop reason": _other_stop,
     "error_text": _error_text,
     "no_item_done": _no_item_done,
+    "restated_otherwise": _restated_otherwise,
 }
 _ODDITIES: dict[str, tuple[str, ...]] = {
     "openai-chat": (*openai_chat.ODDITIES, "shared id", "no calls"),

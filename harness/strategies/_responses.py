@@ -53,16 +53,16 @@ _ID_POLICIES = ("once", "omit", "empty", "changing")
 ``output_item.done`` (``changing``: the call is refused there, A3)."""
 
 
-def _as_item(plan: CallPlan, header: bool, shared: bool) -> CallPlan:
-    """``plan`` with only the knobs a Responses call item has: at output_index 0 when
-    ``shared`` (a gateway that numbers every item 0, quirk R8); its deltas cumulative snapshots
-    (which ``.done`` then restates otherwise, quirk R1) where the ending finishes every call. A
-    call whose text comes only in ``.done`` (earendil-works/pi#2745) is not drawn: a plan's
-    fragments must concatenate to its arguments for the regression it becomes to load back;
-    the corpus has it literally."""
+def _as_item(plan: CallPlan, header: bool, index: int | None) -> CallPlan:
+    """``plan`` with only the knobs a Responses call item has: at output_index ``index`` when
+    given (0 for a gateway that numbers every item 0, quirk R8; or far down); its deltas
+    cumulative snapshots (which ``.done`` then restates otherwise, quirk R1) where the ending
+    finishes every call. A call whose text comes only in ``.done`` (earendil-works/pi#2745) is
+    not drawn: a plan's fragments must concatenate to its arguments for the regression it
+    becomes to load back; the corpus has it literally."""
     return replace(
         plan,
-        index=0 if shared else None,
+        index=index,
         omit_index=False,
         late_index=False,
         id_policy=plan.id_policy if plan.id_policy in _ID_POLICIES else "once",
@@ -148,9 +148,14 @@ _NOISES = knobs(
     flag(20),  # usage
     one_in(0, (1,), 10),  # keep-alive comments
     flag(10),  # every call's arguments in output_item.added
-    flag(10),  # every item at output_index 0
+    one_in(None, ("shared", "far"), 20),  # every item at output_index 0, or past FAR
 )
 """The message item, usage, keep-alives and how the items are numbered, in one choice."""
+
+FAR = 300
+"""Where the calls' output indices start when they lie far down the output list (a long
+response of many items): past 256, where CPython stops sharing one object per int, so a reader
+that compared indices by identity would see two equal ones disagree."""
 
 
 def _restates_every_call(ending: Ending, limits: Limits) -> bool:
@@ -174,10 +179,18 @@ def responses_stream_specs(
     if tool_set is None:
         exposed = with_custom_tool(exposed, custom)
     drawn = draw_call_plans(draw, exposed, 1, schedule, max_calls, lone_surrogates)
-    content, usage, keepalive, header, shared = _NOISES.draw(draw)
-    shared = shared and len(drawn) > 1
-    calls = tuple(_as_item(plan, header, shared) for plan in drawn)
-    for knob, on in (("arguments in output_item.added", header), ("one output_index", shared)):
+    content, usage, keepalive, header, numbering = _NOISES.draw(draw)
+    shared = numbering == "shared" and len(drawn) > 1
+    far = numbering == "far" and bool(drawn)
+    calls = tuple(
+        _as_item(plan, header, 0 if shared else FAR + number if far else None)
+        for number, plan in enumerate(drawn)
+    )
+    for knob, on in (
+        ("arguments in output_item.added", header),
+        ("one output_index", shared),
+        ("output indices past 256", far),
+    ):
         if on:
             label_draw(f"responses: {knob}")
     ending = _endings(draw)

@@ -27,7 +27,7 @@ from ..core.wire import data_lines, data_size
 from ..errors import PlanError
 from ._anthropic import anthropic_stream_specs
 from ._calls import draw_call_plans
-from ._knobs import Knobs, aim, between, flag, knobs, label_draw, one_in
+from ._knobs import Knobs, aim, between, flag, knobs, label_draw, one_in, rarely
 from ._oddities import draw_oddity, with_oddity
 from ._predictable import predictable
 from ._responses import responses_stream_specs
@@ -229,12 +229,16 @@ def _limits(draw: st.DrawFn, calls: Sequence[CallPlan], small: bool) -> Limits:
     return Limits(max_argument_bytes=draw(between(1, max(1, largest))))
 
 
+_EXACTLY = rarely(33)
+
+
 def _sized(draw: st.DrawFn, spec: StreamSpec) -> StreamSpec:
     """``spec`` under a ``max_event_size`` drawn from its own events (V5), its payloads over
     several ``data:`` lines (T5: the size counts the LF between them): a few characters under
     the first event that carries a call, within its line count (so that a reader that forgets
-    those LFs reads it), where every event before it fits; else the largest event's size
-    exactly, where every event fits."""
+    those LFs reads it), where every event before it fits; else, or one time in three, the
+    largest event's size exactly, where every event fits (so that a reader that counts a
+    character too many, or each LF twice, refuses it)."""
     spec = replace(spec, transport=replace(spec.transport, multiline=True))
     try:
         events = render(spec).events
@@ -246,7 +250,7 @@ def _sized(draw: st.DrawFn, spec: StreamSpec) -> StreamSpec:
         return spec
     lines = data_lines(events[first], spec.transport)
     limit = sizes[first] - draw(between(1, max(1, lines - 1)))
-    if limit < max(sizes[:first], default=1):
+    if limit < max(sizes[:first], default=1) or draw(_EXACTLY):
         label_draw("limits: max_event_size at the largest event")
         limit = max(sizes)
     else:

@@ -65,11 +65,10 @@ _RESPONSES = {
     "name.late": _NO_KNOB + " (a name first in output_item.done)",
     "name.changed": _NO_KNOB,
     "index.missing": _NO_KNOB + " (an event without output_index)",
-    "index.gap": _NO_KNOB + " (output indices past a gap)",
     "responses.item-mismatch": _NO_KNOB + " (R8)",
     "responses.done-only": "a plan's fragments must concatenate to its arguments (R1)",
     "args.lone-surrogate-escape": _LONE,
-    "sse.non-json-data": _NO_KNOB + " (the oddity error_text is chat's and Anthropic's)",
+    "sse.non-json-data": _NO_KNOB + " (the oddity string_data sends JSON: a string)",
 }
 
 

@@ -46,9 +46,12 @@ from ...wire import Event
 
 __all__ = [
     "CHAT_CHUNK",
+    "FAILING",
     "MISNAMED",
     "ODDITIES",
+    "OTHERWISE",
     "RESPONSE",
+    "STRING_DATA",
     "USAGE",
     "call_item_id",
     "failure_at",
@@ -174,6 +177,8 @@ ODDITIES: tuple[Oddity, ...] = (
     "no_event_item_id",
     "null_created",
     "no_item_done",
+    "restated_otherwise",
+    "string_data",
 )
 """The oddities (``StreamSpec.oddity``) an openai-responses plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -188,6 +193,12 @@ CHAT_CHUNK: dict[str, Any] = {
 }
 """The Chat Completions chunk (no ``type``) ``untyped_event`` sends, as a gateway that mixes the
 two APIs would."""
+STRING_DATA = '"upstream connect error or disconnect/reset before headers"'
+"""The data ``string_data`` sends: a proxy's error line (Envoy's) as a JSON string, which is JSON
+but no Responses event (an event is an object with a ``type``)."""
+OTHERWISE = " x"
+"""What ``restated_otherwise`` appends to the text of the first call's ``output_item.done``:
+another text, and no JSON reader takes it for the same value."""
 
 
 def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
@@ -210,7 +221,12 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
     if spec.oddity == "no_item_done" and spec.calls:
         last = call_item_id(spec.calls[-1], len(spec.calls) - 1)
         return [event for event in events if not _closes(event, last)]
+    if spec.oddity == "restated_otherwise" and spec.calls:
+        first = call_item_id(spec.calls[0], 0)
+        return [_restated_otherwise(event, first) for event in events]
     failing = failure_at(spec, events)
+    if failing is not None and spec.oddity == "string_data":
+        return [*events[:failing], Event(STRING_DATA), *events[failing:]]
     if failing is not None and spec.oddity == "added_twice":
         first = call_item_id(spec.calls[0], 0)
         added = next(event for event in events if _adds_call(event, first))
@@ -221,11 +237,15 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
     return events
 
 
+FAILING: tuple[Oddity, ...] = ("added_twice", "untyped_event", "string_data")
+"""The oddities that fail the stream at the event they send (:func:`failure_at`)."""
+
+
 def failure_at(spec: StreamSpec, events: Sequence[Event]) -> int | None:
-    """Where ``added_twice`` and ``untyped_event`` send the event that fails the stream: after
-    the last call's ``output_item.added``, as ``sequence_gap`` skips a number (every call is on
-    the wire, the last one open)."""
-    if spec.oddity not in ("added_twice", "untyped_event"):
+    """Where ``added_twice``, ``untyped_event`` and ``string_data`` send the event that fails the
+    stream: after the last call's ``output_item.added``, as ``sequence_gap`` skips a number
+    (every call is on the wire, the last one open)."""
+    if spec.oddity not in FAILING:
         return None
     return sequence_gap_at(spec, events)
 
@@ -243,6 +263,19 @@ def _without_item_id(event: Event, item_id: str, *, items: bool = True) -> Event
     if data.get("item_id") == item_id:
         return replace(event, data={k: v for k, v in data.items() if k != "item_id"})
     return event
+
+
+def _restated_otherwise(event: Event, item_id: str) -> Event:
+    """``event``, where it is the ``output_item.done`` of the item ``item_id``, restating
+    another text (:data:`OTHERWISE` appended)."""
+    data = event.data
+    if not (isinstance(data, dict) and data.get("type") == "response.output_item.done"):
+        return event
+    item = data["item"]
+    if item.get("id") != item_id:
+        return event
+    field = "input" if item.get("type") == "custom_tool_call" else "arguments"
+    return replace(event, data={**data, "item": {**item, field: item[field] + OTHERWISE}})
 
 
 def _closes(event: Event, item_id: str) -> bool:
@@ -276,7 +309,8 @@ def sequence_gap_at(spec: StreamSpec, events: Sequence[Event]) -> int | None:
     added = next(
         at
         for at, event in enumerate(events)
-        if event.data.get("type") == "response.output_item.added"
+        if isinstance(event.data, dict)
+        and event.data.get("type") == "response.output_item.added"
         and event.data["item"].get("id") == item_id
     )
     return added + 1

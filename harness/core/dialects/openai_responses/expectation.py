@@ -29,6 +29,7 @@ from ...completion import Completer, Deviation
 from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
 from ...wire import Rendered
 from .events import (
+    FAILING,
     ODDITIES,
     check_plan,
     failure_at,
@@ -96,7 +97,7 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
         findings.add(_QUIRK["T8"])
     if spec.oddity in ("no_item_id", "no_event_item_id"):
         findings.add(_QUIRK["R8"])  # routed by output_index (D40)
-    # An item added twice, or an event that is no Responses event, fails the stream (A5, T3).
+    # An item added twice, or an event that is no Responses event, fails the stream (A5, T3, T4).
     failure = failure_at(spec, events)
     calls = []
     indices = output_indices(spec)
@@ -129,9 +130,17 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
             base.pop("arguments_text")
             calls.append(ExpectedCall("rejected", "protocol_error", **base))
             continue
-        calls.append(
-            _call(spec, plan, number, base, rendered, terminal, cut, strict, rejected, completer)
-        )
+        before = set(findings)
+        call = _call(spec, plan, number, base, rendered, terminal, cut, strict, rejected, completer)
+        if number == 0 and spec.oddity == "restated_otherwise":
+            # Its output_item.done restates another text than its .done: refused there, in both
+            # profiles (D42). Only a call that would be ready, with nothing recorded at its
+            # completion, shows nothing but that.
+            if call.status != "ready" or findings != before:
+                raise PlanError("restated_otherwise needs a first call that would be ready")
+            base.pop("arguments_text")
+            call = ExpectedCall("rejected", "protocol_error", **base)
+        calls.append(call)
     return Expected(tuple(calls), frozenset(findings))
 
 
@@ -166,7 +175,7 @@ def _check_oddity(spec: StreamSpec, terminal: str | None) -> None:
     ):
         # The strict profile stops reading at the gap: what would be recorded after it is not.
         raise PlanError("sequence_gap needs calls free of quirks and a plain ending")
-    if oddity in ("added_twice", "untyped_event") and not (
+    if oddity in FAILING and not (
         spec.calls
         and not ending.cut
         and terminal != "response.done"
@@ -175,6 +184,19 @@ def _check_oddity(spec: StreamSpec, terminal: str | None) -> None:
     ):
         # The stream fails at the event: what would be recorded after it is not.
         raise PlanError(f"{oddity} needs calls and a plain ending")
+    if oddity == "restated_otherwise" and not (
+        spec.calls
+        and terminal in ("response.completed", "response.done")
+        and not ending.cut
+        and spec.limits == Limits()
+        and not spec.calls[0].snapshots
+        and not spec.calls[0].header_arguments
+        and spec.calls[0].id_policy == "once"
+        and spec.calls[0].name is not None
+    ):
+        # Both restatements must arrive while the call is open, and nothing else be wrong
+        # with it: no quirk the strict profile rejects it for, an id and a name of its own.
+        raise PlanError("restated_otherwise needs a plain first call and an ending that closes it")
     if oddity == "no_event_item_id" and not (spec.calls and spec.calls[0].arguments):
         # Only its deltas and .done go without item_id: it needs one (arguments), that arrives.
         raise PlanError("no_event_item_id needs a first call that sends a delta")
