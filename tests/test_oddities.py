@@ -278,6 +278,14 @@ class UntypedIsError(ResponsesAssembler):
         super().on_event(event, data)
 
 
+class ErrorsByTypeOnly(AnthropicAssembler):
+    """Takes an event for an error by its payload's ``type`` alone, where ``event: error`` makes
+    it one whatever the payload (T4): an untyped error object is no event of any type."""
+
+    def on_event(self, event: str, data: str) -> None:
+        super().on_event("message" if event == "error" else event, data)
+
+
 class LastRestatementWins(ResponsesAssembler):
     """Takes each whole restatement for the text, the later over the earlier, where two that
     disagree refuse the call (D42)."""
@@ -474,6 +482,14 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         Ending(),
         "responses.non-object-data",
         SkipsStringData,
+        "lenient",
+    ),
+    (
+        "untyped_error",
+        "anthropic-messages",
+        Ending(error="event"),
+        "error.untyped",
+        ErrorsByTypeOnly,
         "lenient",
     ),
     # An assembler that never looks at sequence_number, judged by the strict profile (D51).

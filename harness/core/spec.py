@@ -62,6 +62,7 @@ Oddity = Literal[
     "no_item_done",
     "restated_otherwise",
     "string_data",
+    "untyped_error",
 ]
 """One corner of the wire format a plan's other knobs do not reach, sent once in the stream:
 
@@ -116,7 +117,10 @@ Oddity = Literal[
   profiles (D42; or-m-restatements-disagree-second-sorts-after);
 - ``string_data`` (openai-responses): a ``data:`` line holding a JSON string (a proxy's error
   line), after the last call's ``output_item.added``: JSON, but no Responses event, it fails the
-  stream there ``protocol_error`` (T4, V6; or-m-plain-text-data, or-m-null-data).
+  stream there ``protocol_error`` (T4, V6; or-m-plain-text-data, or-m-null-data);
+- ``untyped_error`` (anthropic-messages): the ``event: error`` of an error ending carries the
+  error object without the payload's ``type`` (a gateway's shape): its ``event:`` line alone
+  makes it the provider's error, a stream error all the same (T4).
 
 A dialect refuses an oddity it does not name (:class:`~callstream.errors.PlanError`)."""
 """Sequential calls (OpenAI); fragments round-robin across calls (C15); each call whole in one

@@ -82,6 +82,7 @@ FEATURES: tuple[Feature, ...] = table_of(
         feature("end.no-message-stop", "no `message_stop`: the stream just ends", "C2", "C24"),
         feature("end.after-message-stop", "events after `message_stop`", "C1"),
         feature("error.event", "an `error` event", "T4", "A2"),
+        feature("error.untyped", "an `event: error` whose payload has no `type`", "T4"),
         feature("end.bare-eof", "EOF with no stop reason, no `message_stop` and no error", "C2"),
         feature("done.present", "a `[DONE]` line, which Anthropic never sends", "T4"),
     ),
@@ -112,6 +113,9 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         if not isinstance(payload, dict) or not event.dispatched:
             continue
         kind = payload.get("type")
+        if kind is None and event.name == "error":
+            features.add("error.untyped")
+            kind = "error"  # its event: line names it (T4)
         features.update(event.name_features(kind))
         if stopped:
             features.add("end.after-message-stop")

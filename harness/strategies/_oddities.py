@@ -68,6 +68,11 @@ def _error_text(spec: StreamSpec) -> StreamSpec:
     return replace(spec, ending=ending, oddity="error_text")
 
 
+def _untyped_error(spec: StreamSpec) -> StreamSpec:
+    """An ``event: error`` ending whose payload has no ``type`` (anthropic-messages, T4)."""
+    return replace(_error_text(spec), oddity="untyped_error")
+
+
 def _no_item_done(spec: StreamSpec) -> StreamSpec:
     """The last call item never done (openai-responses), under an ending that would have closed
     it: ``response.completed`` where the one drawn cuts the last call off, or its last event."""
@@ -91,6 +96,7 @@ _PLANS: dict[str, Callable[[StreamSpec], StreamSpec]] = {
     "shared id": _shared_id,
     "other stop reason": _other_stop,
     "error_text": _error_text,
+    "untyped_error": _untyped_error,
     "no_item_done": _no_item_done,
     "restated_otherwise": _restated_otherwise,
 }

@@ -27,7 +27,8 @@ What of the plan the dialect reads, and how:
 of an unknown type in the first block, a delta for a block never started before the last
 block's stop, a tool_use block after ``message_stop``, an ``event: ping`` over the first input
 fragment, a ``[DONE]`` line at the end, leaves the last tool_use block without its
-``content_block_stop``, or sends the first tool_use block's name as ``""``.
+``content_block_stop``, sends the first tool_use block's name as ``""``, or the error event's
+payload without its ``type``.
 
 Everything else of the plan is openai-chat's and has no meaning here: the expectation refuses it
 (:class:`~callstream.errors.PlanError`).
@@ -130,6 +131,7 @@ ODDITIES: tuple[Oddity, ...] = (
     "error_text",
     "no_block_stop",
     "empty_name",
+    "untyped_error",
 )
 """The oddities (``StreamSpec.oddity``) an anthropic-messages plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -181,6 +183,9 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         return [
             Event("Overloaded", "error") if event.event == "error" else event for event in events
         ]
+    if oddity == "untyped_error":
+        untyped = {"error": dict(ERROR["error"])}
+        return [Event(untyped, "error") if event.event == "error" else event for event in events]
     return events
 
 

@@ -185,9 +185,12 @@ def _check_oddity(spec: StreamSpec) -> None:
         raise PlanError(f"{oddity} needs a message_stop that arrives")
     if oddity in ("stray_delta", "unknown_delta") and not spec.calls:
         raise PlanError(f"{oddity} needs a tool_use block")
-    if oddity == "error_text" and (ending.error is None or spec.transport.unnamed):
-        # Unnamed, text is no error event: only ``event: error`` says that it is one (T4).
-        raise PlanError("error_text needs an error ending sent as event: error")
+    if oddity in ("error_text", "untyped_error") and (
+        ending.error is None or spec.transport.unnamed
+    ):
+        # Unnamed, text or an untyped object is no error event: only ``event: error`` says that
+        # it is one (T4).
+        raise PlanError(f"{oddity} needs an error ending sent as event: error")
     if oddity == "no_block_stop" and not (spec.calls and ending.error is None):
         # An error ending already sends the error where the last block's stop would be.
         raise PlanError("no_block_stop needs a tool_use block and no error ending")
