@@ -179,13 +179,10 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         return [*events[:at], replace(events[at], event="ping"), *events[at + 1 :]]
     if oddity == "done_line":
         return [*events, Event("[DONE]")]
-    if oddity == "error_text":
-        return [
-            Event("Overloaded", "error") if event.event == "error" else event for event in events
-        ]
-    if oddity == "untyped_error":
-        untyped = {"error": dict(ERROR["error"])}
-        return [Event(untyped, "error") if event.event == "error" else event for event in events]
+    if oddity in ("error_text", "untyped_error"):
+        # The error event's data as text, or as the error object without the payload's type.
+        data = "Overloaded" if oddity == "error_text" else {"error": dict(ERROR["error"])}
+        return [Event(data, "error") if event.event == "error" else event for event in events]
     return events
 
 

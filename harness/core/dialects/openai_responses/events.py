@@ -222,8 +222,9 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         last = call_item_id(spec.calls[-1], len(spec.calls) - 1)
         return [event for event in events if not _closes(event, last)]
     if spec.oddity == "restated_otherwise" and spec.calls:
-        first = call_item_id(spec.calls[0], 0)
-        return [_restated_otherwise(event, first) for event in events]
+        plan = spec.calls[0]
+        item_id, field = call_item_id(plan, 0), _text_field(plan)
+        return [_restated_otherwise(event, item_id, field) for event in events]
     failing = failure_at(spec, events)
     if failing is not None and spec.oddity == "string_data":
         return [*events[:failing], Event(STRING_DATA), *events[failing:]]
@@ -265,16 +266,20 @@ def _without_item_id(event: Event, item_id: str, *, items: bool = True) -> Event
     return event
 
 
-def _restated_otherwise(event: Event, item_id: str) -> Event:
+def _text_field(plan: CallPlan) -> str:
+    """The field a call item's text travels in: ``input`` for a custom call, else ``arguments``."""
+    return "input" if plan.kind == "custom" else "arguments"
+
+
+def _restated_otherwise(event: Event, item_id: str, field: str) -> Event:
     """``event``, where it is the ``output_item.done`` of the item ``item_id``, restating
-    another text (:data:`OTHERWISE` appended)."""
+    another text in ``field`` (:data:`OTHERWISE` appended)."""
     data = event.data
     if not (isinstance(data, dict) and data.get("type") == "response.output_item.done"):
         return event
     item = data["item"]
     if item.get("id") != item_id:
         return event
-    field = "input" if item.get("type") == "custom_tool_call" else "arguments"
     return replace(event, data={**data, "item": {**item, field: item[field] + OTHERWISE}})
 
 
@@ -337,7 +342,7 @@ class _Call:
     def __init__(self, spec: StreamSpec, plan: CallPlan, number: int, index: int) -> None:
         self.plan, self.number, self.index = plan, number, index
         self.item_id = call_item_id(plan, number)
-        self.field = "input" if plan.kind == "custom" else "arguments"
+        self.field = _text_field(plan)
         self.prefix = (
             "response.custom_tool_call_input"
             if plan.kind == "custom"
