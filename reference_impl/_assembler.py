@@ -84,17 +84,21 @@ class Assembler:
         def run() -> None:
             # A large body is decoded a slice at a time, so it is never held as one string.
             view = memoryview(data)
-            for start in range(0, len(view), _SLICE):
-                try:
-                    events = self._sse.feed(view[start : start + _SLICE])
-                except SSELimitError as exc:
-                    # Events completed before the limit was passed are real: handle them first.
-                    for event in exc.events:
+            try:
+                for start in range(0, len(view), _SLICE):
+                    try:
+                        events = self._sse.feed(view[start : start + _SLICE])
+                    except SSELimitError as exc:
+                        # Events completed before the limit was passed are real: handle them.
+                        for event in exc.events:
+                            receive(event.event, event.data)
+                        raise
+                    for event in events:
                         receive(event.event, event.data)
-                    raise
-                for event in events:
-                    receive(event.event, event.data)
-            self._note_invalid_utf8()
+            finally:
+                # Bytes decoded before an event that fails the stream were read all the same:
+                # the finding must not depend on where the transport cut the body.
+                self._note_invalid_utf8()
 
         return self._guard(run)
 

@@ -10,8 +10,13 @@ itself when ``CI`` is set), with what the tests need on top.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.internal.conjecture import providers
+from hypothesis.internal.constants_ast import Constants
 
 from callstream.fuzz import FUZZ_PROFILES, database_for, settings_for
 
@@ -41,3 +46,16 @@ for profile in FUZZ_PROFILES:
 settings.load_profile(
     os.environ.get("CALLSTREAM_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
+
+
+@pytest.fixture
+def stable_constants() -> Iterator[None]:
+    """Hypothesis without the constants it takes, now and then, from the source of the local
+    modules imported so far: a derandomised ``find`` then meets the same examples alone, in a
+    pytest-xdist worker or after another test file (what tests/quality/test_generator_coverage.py
+    does for its sample)."""
+    with (
+        mock.patch.object(providers, "_get_local_constants", Constants),
+        mock.patch.object(providers, "CONSTANTS_CACHE", {}),
+    ):
+        yield

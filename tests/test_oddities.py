@@ -21,13 +21,13 @@ from callstream import strategies
 from callstream.core.case import run_case
 from callstream.core.oracle import expect
 from callstream.core.rendering import render
-from callstream.core.spec import CallPlan, Ending, Oddity, Splitting, StreamSpec
+from callstream.core.spec import CallPlan, Ending, Oddity, Splitting, StreamSpec, Transport
 from callstream.corpus.regressions import write_regression
 from callstream.corpus.scenario import load_scenarios
 from callstream.coverage import features_of
 from callstream.errors import PlanError
 from callstream.implementations import reference, reference_strict
-from callstream.reference import Reason, Tool
+from callstream.reference import Reason, SSEDecoder, Tool
 from tests.mutants._anthropic_base import AnthropicAssembler
 from tests.mutants._base import BaseAssembler, StreamFailure
 from tests.mutants._responses_base import ResponsesAssembler
@@ -38,6 +38,8 @@ CALLS = (
     CallPlan("get_weather", '{"city":"Rome"}', ('{"ci', 'ty":"Rome"}'), id="call_2"),
 )
 SPLITTINGS = (Splitting("whole"), Splitting("bytes"), Splitting("random", seed=2))
+pytestmark = pytest.mark.usefixtures("stable_constants")
+
 FIND = settings(
     database=None,
     derandomize=True,
@@ -306,6 +308,50 @@ class SkipsStringData(ResponsesAssembler):
         super().on_event(event, data)
 
 
+class ReadsCreated(BaseAssembler):
+    """Reads every chunk's ``created`` (the response's timestamp) as if each carried one, where
+    metadata that changes between chunks, absent included, is only recorded (quirk C30)."""
+
+    def on_chunk(self, payload: dict[str, Any]) -> None:
+        if payload.get("choices"):
+            int(payload["created"])
+        super().on_chunk(payload)
+
+
+class DecodesStringChoices(BaseAssembler):
+    """Decodes a choice sent as a JSON string and reads it, where a choice that is not an
+    object fails the stream (A7, V6): a finish encoded twice completes the calls."""
+
+    def on_chunk(self, payload: dict[str, Any]) -> None:
+        choices = payload.get("choices")
+        if isinstance(choices, list):
+            decoded = [json.loads(c) if isinstance(c, str) else c for c in choices]
+            payload = {**payload, "choices": decoded}
+        super().on_chunk(payload)
+
+
+class ReadsEitherKind(BaseAssembler):
+    """Appends a delta's text whichever object carries it, ``function.arguments`` or
+    ``custom.input``, where a call whose deltas change kind is refused (D90)."""
+
+    def on_tool_delta(self, choice: int, entry: dict[str, Any]) -> None:
+        custom = entry.get("custom")
+        if isinstance(custom, dict) and "function" not in entry:
+            function = {"arguments": custom.get("input"), "name": custom.get("name")}
+            entry = {**entry, "function": {k: v for k, v in function.items() if v is not None}}
+        super().on_tool_delta(choice, entry)
+
+
+class AnthropicSkipsStringData(AnthropicAssembler):
+    """Skips JSON data that is not an object, where it is no Anthropic event and fails the
+    stream (T4)."""
+
+    def on_event(self, event: str, data: str) -> None:
+        if data.startswith('"'):
+            return
+        super().on_event(event, data)
+
+
 # -- the cases ---------------------------------------------------------------------------------
 
 
@@ -492,6 +538,31 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         ErrorsByTypeOnly,
         "lenient",
     ),
+    (
+        "created_late",
+        "openai-chat",
+        Ending(),
+        "chat.metadata-changes",
+        ReadsCreated,
+        "lenient",
+    ),
+    (
+        "choice_not_object",
+        "openai-chat",
+        Ending(error="nested"),
+        "chat.choice-not-object",
+        DecodesStringChoices,
+        "lenient",
+    ),
+    ("kind_changes", "openai-chat", Ending(), "chat.kind-changes", ReadsEitherKind, "lenient"),
+    (
+        "string_data",
+        "anthropic-messages",
+        Ending(),
+        "anthropic.non-object-data",
+        AnthropicSkipsStringData,
+        "lenient",
+    ),
     # An assembler that never looks at sequence_number, judged by the strict profile (D51).
     (
         "sequence_gap",
@@ -504,7 +575,7 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
 ]
 
 
-def _spec(oddity: Oddity, dialect: str, ending: Ending) -> StreamSpec:
+def _spec(oddity: Oddity | None, dialect: str, ending: Ending) -> StreamSpec:
     return StreamSpec(tools=(WEATHER,), calls=CALLS, ending=ending, dialect=dialect, oddity=oddity)
 
 
@@ -618,3 +689,72 @@ def test_a_copy_of_a_call_without_its_id_at_its_index_is_no_plan_the_oracle_pred
     with pytest.raises(PlanError, match="used index"):
         expect(spec, render(spec), "lenient")
     assert not strategies.predictable(spec)
+
+
+# -- transport corners: an unknown field, bytes that are not UTF-8 ------------------------------
+
+
+class CaseBlindFields(BaseAssembler):
+    """Matches SSE field names whatever their case, where ``Event:`` is an unknown field,
+    ignored (T3): the first chunk is taken for an error event."""
+
+    def on_line(self, line: str) -> None:
+        name, colon, value = line.partition(":")
+        super().on_line(name.lower() + colon + value)
+
+
+class StrictUtf8(BaseAssembler):
+    """Decodes the body as strict UTF-8, where bytes that are not UTF-8 become U+FFFD (T11)."""
+
+    def decode_chunk(self, data: bytes) -> str:
+        return data.decode("utf-8")
+
+
+class _UnflushedDecoder(SSEDecoder):
+    """Never flushes its UTF-8 decoder at the end of the stream, so an incomplete character
+    there is dropped unnoticed."""
+
+    def close(self) -> bool:
+        self._utf8.reset()
+        return super().close()
+
+
+def unflushed(**kwargs: Any) -> Any:
+    """The reference with the decoder above: a character cut off at the end of the stream is
+    neither replaced nor recorded (T11)."""
+    assembler = reference(**kwargs)
+    assembler._sse = _UnflushedDecoder()
+    return assembler
+
+
+TRANSPORTS: list[tuple[Transport, Ending, str, Mutant]] = [
+    (Transport(id_lines=True), Ending(), "sse.unknown-field", CaseBlindFields),
+    (Transport(invalid_utf8=True), Ending(), "sse.invalid-utf8", StrictUtf8),
+    (Transport(invalid_utf8=True), Ending(cut=True), "sse.invalid-utf8", unflushed),
+]
+
+
+@pytest.mark.parametrize(
+    ("transport", "ending", "feature", "mutant"),
+    TRANSPORTS,
+    ids=["unknown-field", "invalid-utf8", "invalid-utf8-at-the-cut"],
+)
+def test_a_transport_corner_shows_its_feature_and_catches_a_reader_that_ignores_its_rule(
+    transport: Transport, ending: Ending, feature: str, mutant: Mutant
+) -> None:
+    """The bytes show the feature; the reference passes the stream under both profiles however
+    it is cut, in every dialect; a reader that ignores T3 or T11 fails it."""
+    for dialect in ("openai-chat", "anthropic-messages", "openai-responses"):
+        spec = replace(_spec(None, dialect, ending), oddity=None, transport=transport)
+        if dialect != "openai-chat":
+            spec = replace(spec, calls=CALLS[:1])  # a cut cuts an event after the calls'
+        rendered = render(spec)
+        assert feature in features_of(spec, rendered.data)
+        scenario = strategies.scenario_for(spec)
+        for splitting in SPLITTINGS:
+            for judged, factory in (("lenient", reference), ("strict", reference_strict)):
+                result = run_case(scenario, judged, splitting, partial(factory, dialect=dialect))
+                assert result.outcome == "passed", (dialect, judged, splitting, result.failures)
+    chat = strategies.scenario_for(replace(_spec(None, "openai-chat", ending), transport=transport))
+    caught = run_case(chat, "lenient", Splitting("whole"), mutant)
+    assert caught.outcome == "failed", caught

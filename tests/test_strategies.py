@@ -49,6 +49,8 @@ from tests.mutants._base import StreamFailure
 from tests.mutants._responses_base import ResponsesAssembler
 
 Case = tuple[Scenario, Splitting]
+pytestmark = pytest.mark.usefixtures("stable_constants")
+
 FIND = settings(
     database=None,
     derandomize=True,
@@ -441,7 +443,7 @@ def test_the_generators_draw_indices_that_go_down_and_strict_rejects_the_call_be
     found = find(
         strategies.stream_specs(dialect="openai-chat"),
         lambda spec: _below_the_next(spec) is not None and _named(spec, _below_the_next(spec)),
-        settings=FIND,
+        settings=settings(FIND, max_examples=3000),
     )
     number = _below_the_next(found)
     assert number is not None
@@ -474,7 +476,7 @@ def test_the_generators_draw_call_items_far_down_the_output_list() -> None:
             any((plan.index or 0) > 256 and plan.arguments for plan in scenario.spec.calls)
             and scenario.spec.oddity is None
         ),
-        settings=FIND,
+        settings=settings(FIND, max_examples=3000),
     )
     assert "index.gap" in features_of(found.spec, render(found.spec).data)
     for profile, factory in (("lenient", reference), ("strict", reference_strict)):

@@ -63,6 +63,9 @@ Oddity = Literal[
     "restated_otherwise",
     "string_data",
     "untyped_error",
+    "created_late",
+    "choice_not_object",
+    "kind_changes",
 ]
 """One corner of the wire format a plan's other knobs do not reach, sent once in the stream:
 
@@ -115,12 +118,25 @@ Oddity = Literal[
   another text than its ``.done`` (that text, a space and ``x``: no JSON reader takes it for
   the same value): two restatements that disagree reject the call ``protocol_error`` in both
   profiles (D42; or-m-restatements-disagree-second-sorts-after);
-- ``string_data`` (openai-responses): a ``data:`` line holding a JSON string (a proxy's error
-  line), after the last call's ``output_item.added``: JSON, but no Responses event, it fails the
-  stream there ``protocol_error`` (T4, V6; or-m-plain-text-data, or-m-null-data);
+- ``string_data`` (openai-responses, anthropic-messages): a ``data:`` line holding a JSON string
+  (a proxy's error line), after the last call's ``output_item.added`` (Responses) or, under
+  ``event: content_block_delta``, just before the last block's stop (Anthropic): JSON, but no
+  event, it fails the stream there ``protocol_error`` (T4, V6; or-m-plain-text-data,
+  or-m-null-data, am-m-delta-whose-data-is-a-json-string);
 - ``untyped_error`` (anthropic-messages): the ``event: error`` of an error ending carries the
   error object without the payload's ``type`` (a gateway's shape): its ``event:`` line alone
-  makes it the provider's error, a stream error all the same (T4).
+  makes it the provider's error, a stream error all the same (T4);
+- ``created_late`` (openai-chat): the first chunk with choices comes without ``created``, the
+  others with it: the chunk metadata changed between chunks, recorded (quirk C30;
+  oc-m-first-chunk-without-id-then-with-one);
+- ``choice_not_object`` (openai-chat): in the place of an error ending's event, a chunk whose
+  choice is a string (the finishing choice JSON-encoded twice, as a gateway that serialises
+  twice sends it): no choice, it fails the stream there ``protocol_error`` (A7, V6;
+  oc-m-choice-is-not-an-object);
+- ``kind_changes`` (openai-chat): one call's last delta in the other kind's object
+  (``custom.input`` for a function call, ``function.arguments`` for a custom one): the call
+  changed kind, rejected ``protocol_error`` in both profiles (D90;
+  oc-m-function-fragment-for-a-custom-call).
 
 A dialect refuses an oddity it does not name (:class:`~callstream.errors.PlanError`)."""
 """Sequential calls (OpenAI); fragments round-robin across calls (C15); each call whole in one
@@ -236,7 +252,13 @@ class Transport:
     id_lines: bool = False
     """Give each event an ``id:`` line (its number) after its ``event:`` line, and the first a
     ``retry:`` line: fields a reader understands, which dispatch nothing and name no event (T3;
-    the event-stream specification, as sse-starlette writes them)."""
+    the event-stream specification, as sse-starlette writes them); and the first an unknown
+    field, ``Event: error``, which a reader ignores (T3: field names are case-sensitive)."""
+    invalid_utf8: bool = False
+    """Send bytes that are not UTF-8 (quirk T11): a comment line with a Latin-1 byte before the
+    first event; or, in a stream cut inside its last event (``Ending.cut``), instead, the first
+    two bytes of a three-byte character at its very end (the connection dropped mid-character).
+    Each becomes U+FFFD, recorded once."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 from .spec import Transport
 
-__all__ = ["NEWLINES", "Event", "Rendered", "data_lines", "data_size", "encode"]
+__all__ = ["NEWLINES", "UNKNOWN_FIELD", "Event", "Rendered", "data_lines", "data_size", "encode"]
 
 NEWLINES = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
 
@@ -61,6 +61,10 @@ class Rendered:
         return None
 
 
+UNKNOWN_FIELD = "Event: error"
+"""The unknown field ``Transport.id_lines`` writes in the first event (T3: ignored)."""
+
+
 def encode(
     events: Sequence[Event], transport: Transport, *, keepalive: int = 0, cut: bool = False
 ) -> Rendered:
@@ -76,6 +80,8 @@ def encode(
     out = bytearray("\ufeff".encode() if transport.bom else b"")
     if transport.bare_event:
         out += f"event: ping{next(newlines)}{next(newlines)}".encode()
+    if transport.invalid_utf8 and not cut:
+        out += b": caf\xe9" + next(newlines).encode()
     if transport.empty_data:
         out += f"{prefix.rstrip()}{next(newlines)}{next(newlines)}".encode()
     ends: list[int] = []
@@ -86,8 +92,10 @@ def encode(
         name = name or ("message" if transport.event_lines else None)
         lines = [] if name is None else [f"event: {name}"]
         if transport.id_lines:
-            # After the event: line, so that a reader that takes any field for it is caught.
-            lines += [f"id: {number}", *(["retry: 3000"] if number == 0 else [])]
+            # After the event: line, so that a reader that takes any field for it is caught; the
+            # first event also carries a field SSE does not name, ignored: ``Event:`` (names are
+            # case-sensitive), naming an error, so a reader that takes it for ``event:`` fails.
+            lines += [f"id: {number}", *(["retry: 3000", UNKNOWN_FIELD] if number == 0 else [])]
         if fixed is not None:  # one line ending throughout: the event is written in one go
             written = f": keep-alive{fixed}{fixed}" * keepalive
             written += "".join(line + fixed for line in lines)
@@ -107,6 +115,8 @@ def encode(
         while out and out[-1] in b"\r\n":
             del out[-1]
         ends[-1] = len(out) + 1
+        if transport.invalid_utf8:
+            out += "\u20ac".encode()[:2]  # the connection dropped inside a character (T11)
     return Rendered(bytes(out), tuple(ends), tuple(events))
 
 

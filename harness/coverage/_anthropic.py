@@ -74,6 +74,12 @@ FEATURES: tuple[Feature, ...] = table_of(
         feature("anthropic.empty-name", 'a tool_use block whose name is `""`', "A4", "V4"),
         feature("anthropic.unknown-block-delta", "a delta for a block not open", "A3"),
         feature("anthropic.unknown-event", "an event type Anthropic does not document", "A4"),
+        feature(
+            "anthropic.non-object-data",
+            "JSON data that is not an object, outside `event: error`",
+            "T4",
+            "V6",
+        ),
         feature("anthropic.unknown-delta", "a delta type Anthropic does not document", "A4"),
         *(feature(f"stop.{reason}", f"`stop_reason: {reason}`", "C1", "C3") for reason in _STOPS),
         feature("stop.other", "a stop reason outside Anthropic's set", "C3"),
@@ -110,6 +116,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         if event.dispatched and event.name == "error" and not isinstance(payload, dict):
             features.add("error.event")  # data that is not an object is the provider's error
             errored = True
+        elif event.dispatched and payload is not None and not isinstance(payload, dict):
+            features.add("anthropic.non-object-data")
         if not isinstance(payload, dict) or not event.dispatched:
             continue
         kind = payload.get("type")

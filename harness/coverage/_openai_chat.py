@@ -52,6 +52,19 @@ FEATURES: tuple[Feature, ...] = table_of(
         feature("chat.usage-chunk", "a usage chunk with `choices: []`", "C23"),
         feature("chat.usage-every", "usage on chunks that carry choices", "C23"),
         feature("chat.empty-first", "a first chunk with `choices: []`", "C21"),
+        feature(
+            "chat.metadata-changes",
+            "a chunk's `id` or `created` unlike the first chunk's with choices",
+            "A5",
+            "C30",
+        ),
+        feature("chat.choice-not-object", "an entry of `choices` that is not an object", "A7"),
+        feature(
+            "chat.kind-changes",
+            "a call's delta in the other kind's object (`function` for a custom call)",
+            "A3",
+            "V2",
+        ),
         *(
             feature(f"finish.{reason}", f"`finish_reason: {reason}`", "C1", "C3")
             for reason in _FINISHES
@@ -88,6 +101,8 @@ class _Choice:
     finished: int = 0
     types: dict[int, int] = field(default_factory=dict)
     """How many deltas of each call carried ``type``."""
+    kinds: dict[int, str] = field(default_factory=dict)
+    """The object (``function`` or ``custom``) each call's first delta carried."""
 
 
 def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
@@ -97,6 +112,7 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
     order: list[int] = []
     choices: dict[int, _Choice] = {}
     done = errored = False
+    metadata: tuple[Any, Any] | None = None
     if any(len(event.data) > spec.limits.max_event_size for event in events):
         features.add("limits.event-size")
     for number, event in enumerate(events):
@@ -130,9 +146,16 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
             features.add("chat.empty-first")
         if payload.get("usage"):
             features.add("chat.usage-every" if entries else "chat.usage-chunk")
+        if entries and isinstance(entries, list):
+            seen = (payload.get("id", ABSENT), payload.get("created", ABSENT))
+            if metadata is not None and seen != metadata:
+                features.add("chat.metadata-changes")
+            metadata = metadata or seen
         for entry in entries or ():
             if isinstance(entry, dict):
                 _choice(entry, choices, calls, order, features)
+            else:
+                features.add("chat.choice-not-object")
     features |= call_features(calls, order, spec.tools)
     for call in calls:
         features |= argument_features(call.fragments)
@@ -236,6 +259,8 @@ def _tool_call(
         features.add("chat.extra-content")
     delta = _delta(body, item.get("id", ABSENT), item.get("index", ABSENT), features)
     number = _route(state, delta.index, delta, calls, order, features)
+    if state.kinds.setdefault(number, body_key) != body_key:
+        features.add("chat.kind-changes")
     if "type" in item:
         state.types[number] = state.types.get(number, 0) + 1
         if state.types[number] == 2:

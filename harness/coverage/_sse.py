@@ -92,6 +92,8 @@ def read_sse(raw: bytes) -> tuple[list[WireEvent], set[str]]:
             name = value
         elif field in ("id", "retry"):
             features.add("sse.id-retry")
+        elif colon and field:
+            features.add("sse.unknown-field")
     if pending:
         features.add("sse.no-final-blank-line")
         if data:

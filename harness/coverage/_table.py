@@ -84,6 +84,7 @@ TRANSPORT_FEATURES: tuple[Feature, ...] = (
     feature("sse.json-trailing-space", "JSON data with whitespace after it", "T12"),
     feature("sse.non-json-data", "data that is neither JSON nor `[DONE]`", "T4"),
     feature("sse.id-retry", "`id:` and `retry:` lines, which dispatch nothing", "T3"),
+    feature("sse.unknown-field", "a field SSE does not name (`Event:`), ignored", "T3"),
 )
 """What the SSE layer does (research/wire_formats.md §1, quirks T1–T12)."""
 

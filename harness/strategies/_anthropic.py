@@ -25,12 +25,13 @@ from hypothesis import strategies as st
 
 from callstream.reference import Limits, Tool
 
-from ..core.spec import CallPlan, Ending, Noise, Schedule, StreamSpec, Transport
+from ..core.spec import CallPlan, Ending, Noise, Schedule, StreamSpec
 from ._calls import draw_call_plans
 from ._knobs import aim, between, flag, knobs, label_draw, one_in, rarely, sometimes
 from ._oddities import draw_oddity, with_oddity
 from ._predictable import predictable
 from ._schemas import tools
+from ._transports import draw_transport
 
 __all__ = ["anthropic_stream_specs"]
 
@@ -39,7 +40,6 @@ _CUTTING = ("max_tokens", "refusal", "pause_turn", "model_context_window_exceede
 _FINISHES = ("max_tokens", None, "end_turn", "refusal", "pause_turn", "stop_sequence", *_CUTTING)
 _NEWLINES: tuple[Literal["lf", "crlf", "cr", "mixed"], ...] = ("lf", "crlf", "cr", "mixed")
 _SCHEDULES: tuple[Schedule, ...] = ("interleaved", "whole")
-_TRANSPORT_KNOBS = ("unnamed", "empty_data", "bare_event", "trailing_space", "id_lines")
 _CONTENTS = ("I'll look that up.", "", "Sure — un instant 😀\n")
 
 
@@ -139,18 +139,12 @@ _TRANSPORTS = knobs(
     flag(20),  # a bare event line
     flag(20),  # trailing spaces
     flag(20),  # id: and retry: lines
+    flag(20),  # bytes that are not UTF-8
     percent=30,
-    names="newline space bom multiline unnamed empty_data bare_event trailing_space id_lines",
+    names="newline space bom multiline unnamed empty_data bare_event trailing_space id_lines"
+    " invalid_utf8",
 )
 """Every transport knob in one choice, seven streams in ten plain LF."""
-
-
-def _transports(draw: st.DrawFn) -> Transport:
-    transport = Transport(**_TRANSPORTS.fields(draw))
-    for knob in _TRANSPORT_KNOBS:
-        if getattr(transport, knob):
-            label_draw(f"transport: {knob}")
-    return transport
 
 
 _NOISES = knobs(
@@ -200,7 +194,7 @@ def anthropic_stream_specs(
         schedule=schedule,
         noise=noise,
         ending=ending,
-        transport=_transports(draw),
+        transport=draw_transport(draw, _TRANSPORTS),
         limits=limits,
         dialect=_DIALECT,
     )

@@ -30,7 +30,7 @@ from ._predictable import predictable
 
 __all__ = ["draw_oddity", "with_oddity"]
 
-PERCENT = 5
+PERCENT = 6
 """How often each oddity is drawn, in streams per hundred (before the streams it does not fit)."""
 OTHER_STOP = "guardrail_intervened"
 """A stop reason outside Anthropic's set (Amazon Bedrock's, for a blocked answer)."""
@@ -68,6 +68,13 @@ def _error_text(spec: StreamSpec) -> StreamSpec:
     return replace(spec, ending=ending, oddity="error_text")
 
 
+def _choice_not_object(spec: StreamSpec) -> StreamSpec:
+    """A choice that is a string in the place of an error ending's event (openai-chat): the
+    error drawn, else an in-band one."""
+    ending = replace(spec.ending, error=spec.ending.error or "nested", after_finish=(), cut=False)
+    return replace(spec, ending=ending, oddity="choice_not_object")
+
+
 def _untyped_error(spec: StreamSpec) -> StreamSpec:
     """An ``event: error`` ending whose payload has no ``type`` (anthropic-messages, T4)."""
     return replace(_error_text(spec), oddity="untyped_error")
@@ -97,6 +104,7 @@ _PLANS: dict[str, Callable[[StreamSpec], StreamSpec]] = {
     "other stop reason": _other_stop,
     "error_text": _error_text,
     "untyped_error": _untyped_error,
+    "choice_not_object": _choice_not_object,
     "no_item_done": _no_item_done,
     "restated_otherwise": _restated_otherwise,
 }

@@ -17,12 +17,13 @@ from hypothesis import strategies as st
 
 from callstream.reference import Limits, Tool
 
-from ..core.spec import CallPlan, Ending, Noise, StreamSpec, Transport
+from ..core.spec import CallPlan, Ending, Noise, StreamSpec
 from ._calls import draw_call_plans
 from ._knobs import aim, between, flag, knobs, label_draw, one_in, rarely
 from ._oddities import draw_oddity, with_oddity
 from ._predictable import predictable
 from ._schemas import CUSTOM_KNOB, tools, with_custom_tool
+from ._transports import draw_transport
 
 __all__ = ["responses_stream_specs"]
 
@@ -92,21 +93,12 @@ _TRANSPORTS = knobs(
     _ONE_IN_THREE,  # a bare event line
     _ONE_IN_THREE,  # trailing spaces
     _ONE_IN_THREE,  # id: and retry: lines
+    flag(20),  # bytes that are not UTF-8
     percent=30,
-    names="newline space bom multiline unnamed empty_data bare_event trailing_space id_lines",
+    names="newline space bom multiline unnamed empty_data bare_event trailing_space id_lines"
+    " invalid_utf8",
 )
 """Every transport knob in one choice, seven streams in ten plain LF."""
-
-
-def _transports(draw: st.DrawFn) -> Transport:
-    transport = Transport(**_TRANSPORTS.fields(draw))
-    if transport == Transport():
-        return transport
-    label_draw(f"transport: newline {transport.newline}")
-    for knob in ("unnamed", "empty_data", "bare_event", "trailing_space", "id_lines"):
-        if getattr(transport, knob):
-            label_draw(f"transport: {knob}")
-    return transport
 
 
 def _limits(draw: st.DrawFn, calls: Sequence[CallPlan]) -> Limits:
@@ -205,7 +197,7 @@ def responses_stream_specs(
         schedule=schedule,
         noise=Noise(content=content, usage=usage, keepalive=keepalive),
         ending=ending,
-        transport=_transports(draw),
+        transport=draw_transport(draw, _TRANSPORTS),
         limits=limits,
         dialect=_DIALECT,
     )

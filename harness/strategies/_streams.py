@@ -21,7 +21,6 @@ from ..core.spec import (
     Noise,
     Schedule,
     StreamSpec,
-    Transport,
 )
 from ..core.wire import data_lines, data_size
 from ..errors import PlanError
@@ -32,6 +31,7 @@ from ._oddities import draw_oddity, with_oddity
 from ._predictable import predictable
 from ._responses import responses_stream_specs
 from ._schemas import CUSTOM_KNOB, tools, with_custom_tool
+from ._transports import draw_transport
 
 __all__ = [
     "stream_specs",
@@ -163,31 +163,14 @@ _TRANSPORTS = knobs(
     flag(20),  # a bare event line
     flag(35),  # trailing spaces
     flag(20),  # id: and retry: lines
+    flag(20),  # bytes that are not UTF-8
     percent=30,
-    names=("newline space bom event_lines multiline empty_data bare_event trailing_space id_lines"),
+    names=(
+        "newline space bom event_lines multiline empty_data bare_event trailing_space id_lines"
+        " invalid_utf8"
+    ),
 )
 """Every transport knob in one choice, seven streams in ten plain LF."""
-
-
-def _transports(draw: st.DrawFn) -> Transport:
-    transport = Transport(**_TRANSPORTS.fields(draw))
-    if transport == Transport():
-        return transport
-    label_draw(f"transport: newline {transport.newline}")
-    for knob in (
-        "bom",
-        "event_lines",
-        "multiline",
-        "empty_data",
-        "bare_event",
-        "trailing_space",
-        "id_lines",
-    ):
-        if getattr(transport, knob):
-            label_draw(f"transport: {knob}")
-    if not transport.space:
-        label_draw("transport: data: without a space")
-    return transport
 
 
 @cache
@@ -284,7 +267,7 @@ def _stream_specs(
         schedule=schedule,
         noise=_noises(draw),
         ending=_endings(draw, choices),
-        transport=_transports(draw),
+        transport=draw_transport(draw, _TRANSPORTS),
         limits=_limits(draw, calls, small),
     )
     if spec.limits == Limits() and sized:

@@ -38,7 +38,6 @@ FLOOR = 0.01
 _NO_KNOB = "no StreamSpec knob sends it; the corpus has it literally"
 _RARE = "drawn, but in under 1 % of streams: "
 _EVERY_DIALECT = {
-    "sse.invalid-utf8": "a plan's text is always UTF-8 (the corpus sends raw bytes)",
     "sse.single-newline-events": _NO_KNOB,
     "args.long-string": "the values drawn are short (long arguments are the bench's)",
     "args.large": "the values drawn are short (long arguments are the bench's)",
@@ -51,8 +50,6 @@ _CHAT = {
     "id.late": "no id policy sends the id after the first delta",
     "name.changed": "no name policy changes the name (a new call at the index is C2)",
     "args.lone-surrogate-escape": _LONE,
-    "id.shared": _RARE
-    + "the shared id oddity (strategies._oddities, 5 % of the streams with two calls or more)",
 }
 _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
@@ -116,15 +113,17 @@ def tally(dialect: str) -> FeatureTally:
 @pytest.mark.parametrize("dialect", list(FEATURES))
 def test_the_generators_draw_every_wire_feature(dialect: str) -> None:
     """At least 1 % of a dialect's drawn streams show each of its features, but the gaps; and
-    a gap the generators now close is taken off the list. One test per dialect, so the sample
-    is drawn once (in one pytest-xdist worker)."""
+    a gap the generators now close (but one drawn rarely) is taken off the list. One test per
+    dialect, so the sample is drawn once (in one pytest-xdist worker)."""
     counted = tally(dialect)
     assert counted.streams[dialect] == SAMPLE
     under = {item.id: count for item, count, share in counted.rows(dialect) if share < FLOOR}
     gaps = {feature for listed, feature in GAPS if listed == dialect}
     missed = {feature: under[feature] for feature in sorted(under.keys() - gaps)}
     assert not missed, f"drawn in under {FLOOR:.0%} of {SAMPLE} streams (feature: count): {missed}"
-    closed = sorted(gaps - under.keys())
+    # A gap drawn rarely (``_RARE``) hovers about the floor as other knobs move; one no knob
+    # sends that is now drawn has been closed, and must leave the list.
+    closed = sorted(g for g in gaps - under.keys() if not GAPS[dialect, g].startswith(_RARE))
     assert not closed, f"listed in GAPS but drawn in {FLOOR:.0%} of streams or more: {closed}"
 
 

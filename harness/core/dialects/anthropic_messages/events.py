@@ -48,6 +48,7 @@ __all__ = [
     "ERROR",
     "MESSAGE",
     "ODDITIES",
+    "STRING_DATA",
     "UNKNOWN_DELTA",
     "UNKNOWN_EVENT",
     "USAGE",
@@ -132,6 +133,7 @@ ODDITIES: tuple[Oddity, ...] = (
     "no_block_stop",
     "empty_name",
     "untyped_error",
+    "string_data",
 )
 """The oddities (``StreamSpec.oddity``) an anthropic-messages plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -139,6 +141,9 @@ UNKNOWN_EVENT: Mapping[str, Any] = {"type": "message_annotation", "annotation": 
 """The event of a type Anthropic does not document that ``unknown_event`` sends."""
 UNKNOWN_DELTA: Mapping[str, Any] = {"type": "annotation_delta", "annotation": "callstream"}
 """The delta of a type Anthropic does not document that ``unknown_delta`` sends."""
+STRING_DATA = '"Overloaded"'
+"""The data ``string_data`` sends under ``event: content_block_delta``: an upstream error a proxy
+passed on as a JSON string, which is JSON but no Anthropic event (an event is an object)."""
 
 
 def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
@@ -157,6 +162,8 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         at = stop
         stray = _delta(stray_index(spec), {"type": "input_json_delta", "partial_json": "}"})
         return [*events[:at], _event(stray), *events[at:]]
+    if oddity == "string_data" and stop is not None:
+        return [*events[:stop], Event(STRING_DATA, "content_block_delta"), *events[stop:]]
     if oddity == "no_block_stop" and stop is not None:
         return [*events[:stop], *events[stop + 1 :]]
     if oddity == "empty_name" and starts:

@@ -29,7 +29,14 @@ from ....rules import ANTHROPIC_MESSAGES_QUIRKS, QuirkId, quirk_code
 from ...completion import Completer, Deviation, strictly_json
 from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
 from ...wire import Rendered
-from .events import ODDITIES, block_indices, start_input, stop_reason, stray_index
+from .events import (
+    ODDITIES,
+    STRING_DATA,
+    block_indices,
+    start_input,
+    stop_reason,
+    stray_index,
+)
 
 __all__ = ["expect_anthropic_messages"]
 
@@ -64,6 +71,12 @@ def expect_anthropic_messages(spec: StreamSpec, rendered: Rendered, profile: str
         failure = "protocol_error"
         stray = stray_index(spec)
         arrived = arrived[: next(at for at, event in enumerate(arrived) if _delta_at(event, stray))]
+    if spec.oddity == "string_data":
+        # JSON that is not an object is no event: it fails the stream there (T4, V6).
+        failure = "protocol_error"
+        arrived = arrived[
+            : next(at for at, event in enumerate(arrived) if event.data == STRING_DATA)
+        ]
     if spec.oddity in ("unknown_event", "unknown_delta"):
         findings.add(_QUIRK["A4"])  # ignored, its name recorded
     if spec.oddity == "event_mismatch" and not spec.transport.unnamed:
@@ -72,6 +85,8 @@ def expect_anthropic_messages(spec: StreamSpec, rendered: Rendered, profile: str
         findings.add(_QUIRK["T9"])
     if spec.transport.empty_data:
         findings.add(_QUIRK["T6"])
+    if spec.transport.invalid_utf8:
+        findings.add(_QUIRK["T11"])
     if spec.transport.unnamed:
         findings.add(_QUIRK["T7"])  # every event arrives as a ``message``
     reason = None if failure is not None else stop_reason(spec)
@@ -183,7 +198,7 @@ def _check_oddity(spec: StreamSpec) -> None:
     ends_plainly = ending.error is None and not ending.cut
     if oddity in ("after_stop", "done_line") and not (ends_plainly and ending.done):
         raise PlanError(f"{oddity} needs a message_stop that arrives")
-    if oddity in ("stray_delta", "unknown_delta") and not spec.calls:
+    if oddity in ("stray_delta", "unknown_delta", "string_data") and not spec.calls:
         raise PlanError(f"{oddity} needs a tool_use block")
     if oddity in ("error_text", "untyped_error") and (
         ending.error is None or spec.transport.unnamed
@@ -198,8 +213,8 @@ def _check_oddity(spec: StreamSpec) -> None:
         spec.calls and spec.calls[0].name and spec.calls[0].name_policy != "omit"
     ):
         raise PlanError("empty_name needs a first tool_use block sent with its name")
-    if oddity == "stray_delta" and not ends_plainly:
-        raise PlanError("stray_delta needs the last block's stop, and an ending that arrives")
+    if oddity in ("stray_delta", "string_data") and not ends_plainly:
+        raise PlanError(f"{oddity} needs the last block's stop, and an ending that arrives")
 
 
 def _check_plan(spec: StreamSpec, rendered: Rendered) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ...spec import CallPlan, Oddity, Schedule, StreamSpec
@@ -21,6 +22,7 @@ __all__ = [
     "ODDITIES",
     "USAGE",
     "carries_call",
+    "changes_kind",
     "chat_chunk",
     "delta_choice",
     "delta_count",
@@ -80,6 +82,9 @@ ODDITIES: tuple[Oddity, ...] = (
     "text_with_call",
     "null_fields",
     "error_text",
+    "created_late",
+    "choice_not_object",
+    "kind_changes",
 )
 """The oddities (``StreamSpec.oddity``) an openai-chat plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -119,6 +124,21 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         return events
     if oddity == "error_text":
         return [Event(ERROR_TEXT, "error") if event.event == "error" else event for event in events]
+    if oddity == "created_late":
+        for at, event in enumerate(events):
+            if isinstance(event.data, dict) and event.data.get("choices"):
+                late = {key: value for key, value in event.data.items() if key != "created"}
+                return [*events[:at], replace(event, data=late), *events[at + 1 :]]
+        return events
+    if oddity == "choice_not_object":
+        # In place of the error ending's event: its choice encoded twice, a string.
+        double: Any = json.dumps(delta_choice(0, {}, "tool_calls"))
+        return [*events[:-1], Event(chat_chunk([double]))]
+    if oddity == "kind_changes":
+        number = changes_kind(spec)
+        if number is not None:
+            _other_kind(spec, number, events)
+        return events
     if oddity == "null_fields":
         for event in events:
             for entry in _tool_entries(event):
@@ -127,6 +147,54 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
                 if isinstance(body, dict):
                     body.setdefault("name", None)
     return events
+
+
+def changes_kind(spec: StreamSpec) -> int | None:
+    """The call (its number in the plan) whose last delta ``kind_changes`` sends in the other
+    kind's object: the first custom call, else the first function call, that has an index of its
+    own, two deltas or more, and nothing recorded after its first delta that the change of kind
+    would hide (an id or a name repeated or late, a repeated type); None when no call fits."""
+    positions: dict[int, int] = {}
+    fitting: list[tuple[bool, int]] = []
+    wires: dict[tuple[int, int], int] = {}
+    for number, call in enumerate(spec.calls):
+        position = positions.get(call.choice, 0)
+        positions[call.choice] = position + 1
+        wire = (call.choice, position if call.index is None else call.index)
+        wires[wire] = wires.get(wire, 0) + 1
+        if (
+            not (call.legacy or call.omit_index or call.late_index or call.type_every)
+            and call.id_policy in ("once", "omit", "empty", "numeric")
+            and call.name_policy in ("once", "omit")
+            and call.extra_content is None
+            and delta_count(call, spec.schedule) > 1
+        ):
+            fitting.append((call.kind != "custom", number))
+    for _, number in sorted(fitting):
+        call = spec.calls[number]
+        position = sum(1 for other in spec.calls[:number] if other.choice == call.choice)
+        if wires[(call.choice, position if call.index is None else call.index)] == 1:
+            return number
+    return None
+
+
+def _other_kind(spec: StreamSpec, number: int, events: list[Event]) -> None:
+    """Send call ``number``'s last delta in the other kind's object (``custom.input`` for a
+    function call, ``function.arguments`` for a custom one), in place."""
+    call = spec.calls[number]
+    position = sum(1 for other in spec.calls[:number] if other.choice == call.choice)
+    wire = position if call.index is None else call.index
+    body, text = ("custom", "input") if call.kind == "custom" else ("function", "arguments")
+    other, other_text = ("function", "arguments") if body == "custom" else ("custom", "input")
+    for event in reversed(events):
+        entries = event.data.get("choices") if isinstance(event.data, dict) else None
+        for entry in entries or ():
+            if entry.get("index") != call.choice:
+                continue
+            for item in (entry.get("delta") or {}).get("tool_calls") or ():
+                if item.get("index") == wire and body in item:
+                    item[other] = {other_text: item.pop(body).get(text, "")}
+                    return
 
 
 def _tool_entries(event: Event) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ from ....rules import OPENAI_CHAT_QUIRKS, QuirkId, quirk_code
 from ...completion import Completer, Deviation
 from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
 from ...wire import Rendered, data_size
-from .events import ODDITIES, carries_call, delta_count
+from .events import ODDITIES, carries_call, changes_kind, delta_count
 
 __all__ = ["expect_openai_chat"]
 
@@ -48,6 +48,7 @@ class _Derivation:
         self.rendered = rendered
         self.strict = strict
         self.findings: set[QuirkId] = set()
+        self.kind_changed = changes_kind(spec) if spec.oddity == "kind_changes" else None
         tools = {tool.name: tool for tool in spec.tools}
         self.completer = Completer(
             tools, strict=strict, met=lambda met: self.findings.add(_DEVIATIONS[met])
@@ -229,6 +230,14 @@ class _Derivation:
         if oddity == "error_text" and (ending.error != "event" or self.spec.transport.unnamed):
             # Unnamed, text is no error event: only ``event: error`` says that it is one (T4).
             raise PlanError("error_text needs an error ending sent as event: error")
+        if oddity == "choice_not_object" and (ending.error is None or ending.cut):
+            raise PlanError("choice_not_object takes the place of an error ending's event")
+        if oddity == "kind_changes" and (
+            self.kind_changed is None
+            or self.spec.limits.max_argument_bytes != Limits().max_argument_bytes
+        ):
+            # Under a size limit, which comes first, the limit or the change, depends on the text.
+            raise PlanError("kind_changes needs a call of two deltas or more, with no size limit")
         if oddity in ("text_with_call", "null_fields") and all(
             plan.legacy for plan in self.spec.calls
         ):
@@ -285,8 +294,12 @@ class _Derivation:
             self.findings.add(_QUIRK["C20"])  # [DONE] is final: what follows is ignored
         if spec.oddity == "delta_missing":
             self.findings.add(_QUIRK["C22"])  # read as an empty delta
+        if spec.oddity == "created_late" and self._chunks_read() > 1:
+            self.findings.add(_QUIRK["C30"])  # absent on the first chunk, present on the next
         if spec.transport.empty_data:
             self.findings.add(_QUIRK["T6"])
+        if spec.transport.invalid_utf8:
+            self.findings.add(_QUIRK["T11"])
 
     def _role_repeated(self) -> bool:
         """Whether a choice has ``role`` on two deltas that are read (quirk C29): a stream
@@ -302,6 +315,20 @@ class _Derivation:
                 if isinstance(entry, dict) and "role" in (entry.get("delta") or {}):
                     seen[entry.get("index")] = seen.get(entry.get("index"), 0) + 1
         return any(count > 1 for count in seen.values())
+
+    def _chunks_read(self) -> int:
+        """How many chunks with choices are read: before ``[DONE]``, an error, or the cut."""
+        events = self.rendered.events[:-1] if self.spec.ending.cut else self.rendered.events
+        read = 0
+        for event in events:
+            data = event.data
+            if data == "[DONE]" or event.event == "error":
+                break
+            if isinstance(data, dict) and (data.get("error") or data.get("object") == "error"):
+                break
+            if isinstance(data, dict) and data.get("choices"):
+                read += 1
+        return read
 
     def _usage_beside_choices(self) -> bool:
         """Whether a chunk that arrives carries usage beside its choices (quirk C23): with no
@@ -386,6 +413,10 @@ class _Derivation:
         if strict_quirk is not None:
             base.pop("arguments_text")  # rejected mid-stream: only part of the text arrived
             return ExpectedCall("rejected", QUIRKS[_QUIRK[strict_quirk]].reason.value, **base)
+        if self.kind_changed is not None and plan is spec.calls[self.kind_changed]:
+            # Its last delta says the other kind: no profile can tell what the text is (D90).
+            base.pop("arguments_text")
+            return ExpectedCall("rejected", "protocol_error", **base)
         if not self.strict and self._ambiguous(plan.choice):
             base.pop("arguments_text")
             return ExpectedCall("rejected", "protocol_error", **base)
@@ -395,6 +426,9 @@ class _Derivation:
             return ExpectedCall("rejected", "too_large", **base)
 
         ending = spec.ending
+        if ending.error is not None and spec.oddity == "choice_not_object":
+            # The chunk in the error's place fails the stream: no choice is a string (A7, V6).
+            return ExpectedCall("rejected", "protocol_error", **base)
         if ending.error is not None:
             return ExpectedCall("rejected", "stream_error", **base)
         finish = ending.finish

@@ -73,6 +73,8 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
         findings.add(_QUIRK["T9"])
     if spec.transport.empty_data:
         findings.add(_QUIRK["T6"])
+    if spec.transport.invalid_utf8:
+        findings.add(_QUIRK["T11"])
     if spec.ending.error == "nested":
         findings.add(_QUIRK["R7"])
     if terminal == "response.done":
