@@ -26,12 +26,15 @@ import os
 import pickle
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.dont_write_bytecode = True
 
 from functools import partial  # noqa: E402
 
+from callstream.connect.events import EventFedFactory  # noqa: E402
 from callstream.core.case import run_case, splittings_of  # noqa: E402
+from callstream.core.declaration import Declaration  # noqa: E402
 from callstream.core.spec import Scenario, Splitting  # noqa: E402
 from callstream.corpus.scenario import default_corpus, load_scenarios  # noqa: E402
 from callstream.implementations import reference_for  # noqa: E402
@@ -79,15 +82,34 @@ def main(argv: list[str]) -> int:
             route = reference_for(profile, scenario.opt_ins)
             factory = partial(route, dialect=scenario.spec.dialect)
             for splitting in fast_splittings(scenario):
-                result = run_case(scenario, profile, splitting, factory)
-                if result.outcome != "passed":
-                    where = f"{scenario.id} [{profile}, {splitting.label}]"
-                    print(f"killed by {where}: {result.outcome}", file=sys.stderr)
-                    for failure in result.failures[:3]:
-                        print(f"  {failure}", file=sys.stderr)
+                if not passes(scenario, profile, splitting, factory, ""):
                     return 1
+    # Then what only ``Assembler.feed_event`` does: every scenario a reference fed decoded
+    # events runs (``py+events:``), whole.
+    for scenario in scenarios:
+        for profile in scenario.profiles:
+            dialect = scenario.spec.dialect
+            declaration = Declaration(profile, (dialect,), opt_ins=scenario.opt_ins, reads="events")
+            if declaration.skips(scenario) is not None:
+                continue
+            route = partial(reference_for(profile, scenario.opt_ins), dialect=dialect)
+            factory = EventFedFactory(route, dialect)
+            if not passes(scenario, profile, Splitting("whole"), factory, "fed events, "):
+                return 1
     print(f"survived {len(scenarios)} scenarios", file=sys.stderr)
     return 0
+
+
+def passes(scenario: Scenario, profile: str, splitting: Splitting, factory: Any, how: str) -> bool:
+    """Whether the case passes; when it does not, the case and its first failures on stderr."""
+    result = run_case(scenario, profile, splitting, factory)
+    if result.outcome == "passed":
+        return True
+    where = f"{scenario.id} [{how}{profile}, {splitting.label}]"
+    print(f"killed by {where}: {result.outcome}", file=sys.stderr)
+    for failure in result.failures[:3]:
+        print(f"  {failure}", file=sys.stderr)
+    return False
 
 
 if __name__ == "__main__":

@@ -4,11 +4,13 @@
 under the ci profile with a fixed seed and a fixed example budget (``--examples``, default 300),
 so every mutant meets the same streams: first the lenient reference; then, if the mutant
 survived that, the strict one (``--strict-examples``, default half ``--examples``) on streams of
-its own seed. A mutant that changes only what the strict profile does (a quirk it rejects a call
-for, a call the lenient profile keeps) is invisible to a lenient run, and a mutant the lenient
-run kills never pays for the second. It exits 1 as soon as a search finds a failure (shrinking
-is cut to a token, since only the verdict counts here) and 0 when both budgets are spent
-without one (the mutant survived). Finds and reports go to a temporary folder.
+its own seed; then as many with the lenient reference fed decoded events (``py+events:``), which
+reaches ``Assembler.feed_event``. A mutant that changes only what the strict profile does (a
+quirk it rejects a call for, a call the lenient profile keeps), or only what ``feed_event``
+does, is invisible to a lenient run of bytes, and a mutant the lenient run kills never pays for
+the others. It exits 1 as soon as a search finds a failure (shrinking is cut to a token, since
+only the verdict counts here) and 0 when every budget is spent without one (the mutant
+survived). Finds and reports go to a temporary folder.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ STRICT = "py:callstream.implementations:reference_strict"
 STRICT_SEED = 1000
 """The seed of the strict search: far past the lenient search's (one seed per 500 examples), so
 the strict reference meets other streams than the lenient one did."""
+EVENTS = "py+events:callstream.implementations:reference"
+EVENTS_SEED = 2000
+"""The seed of the last search, the lenient reference fed decoded events (``Assembler.feed_event``
+behind callstream's SSE decoder): what only that API does is invisible to the other two."""
 
 
 def main(argv: list[str]) -> int:
@@ -40,7 +46,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--strict-examples", type=int, default=None)
     args = parser.parse_args(argv)
     strict_examples = args.examples // 2 if args.strict_examples is None else args.strict_examples
-    searches = [(DEFAULT, args.examples, SEED), (STRICT, strict_examples, STRICT_SEED)]
+    searches = [
+        (DEFAULT, args.examples, SEED),
+        (STRICT, strict_examples, STRICT_SEED),
+        (EVENTS, strict_examples, EVENTS_SEED),
+    ]
     for connectable, examples, seed in searches:
         if examples <= 0:
             continue
@@ -54,7 +64,7 @@ def main(argv: list[str]) -> int:
                 save_regressions=Path(scratch) / "finds",
                 out=Path(scratch) / "report",
             )
-        profile = "strict" if connectable == STRICT else "lenient"
+        profile = {STRICT: "strict", EVENTS: "event-fed"}.get(connectable, "lenient")
         if result.found is not None:
             print(f"killed after {result.found_after} {profile} examples", file=sys.stderr)
             return 1

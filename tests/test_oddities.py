@@ -352,6 +352,38 @@ class AnthropicSkipsStringData(AnthropicAssembler):
         super().on_event(event, data)
 
 
+class ReadsTheMessage(AnthropicAssembler):
+    """Reads ``message_start``'s message as an object (its id), and so crashes on a null one,
+    which changes nothing (A4)."""
+
+    def on_event(self, event: str, data: str) -> None:
+        payload = json.loads(data) if data.startswith("{") else None
+        if isinstance(payload, dict) and payload.get("type") == "message_start":
+            payload["message"].get("id")
+        super().on_event(event, data)
+
+
+class ReadsTheErrorObject(AnthropicAssembler):
+    """Reads an error event's error as an object (its message), and so crashes on one sent as
+    text, which is a stream error all the same (T4)."""
+
+    def on_event(self, event: str, data: str) -> None:
+        payload = json.loads(data) if data.startswith("{") else None
+        if isinstance(payload, dict) and payload.get("type") == "error":
+            payload["error"].get("message")
+        super().on_event(event, data)
+
+
+class SkipsTextData(AnthropicAssembler):
+    """Skips data that is no JSON outside ``event: error`` (a keep-alive, say), where it is no
+    Anthropic event and fails the stream (T4)."""
+
+    def on_event(self, event: str, data: str) -> None:
+        if event != "error" and not data.startswith(("{", '"')):
+            return
+        super().on_event(event, data)
+
+
 # -- the cases ---------------------------------------------------------------------------------
 
 
@@ -563,9 +595,36 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         AnthropicSkipsStringData,
         "lenient",
     ),
+    (
+        "null_message",
+        "anthropic-messages",
+        Ending(),
+        "anthropic.message-not-object",
+        ReadsTheMessage,
+        "lenient",
+    ),
+    (
+        "string_error",
+        "anthropic-messages",
+        Ending(error="event"),
+        "error.not-object",
+        ReadsTheErrorObject,
+        "lenient",
+    ),
+    ("text_data", "anthropic-messages", Ending(), "sse.non-json-data", SkipsTextData, "lenient"),
+    # An assembler that takes a call's name from output_item.added alone (R3: .done restates it).
+    ("late_name", "openai-responses", Ending(), "name.late", ResponsesAssembler, "lenient"),
     # An assembler that never looks at sequence_number, judged by the strict profile (D51).
     (
         "sequence_gap",
+        "openai-responses",
+        Ending(),
+        "responses.sequence-gap",
+        ResponsesAssembler,
+        "strict",
+    ),
+    (
+        "sequence_repeat",
         "openai-responses",
         Ending(),
         "responses.sequence-gap",
@@ -758,3 +817,59 @@ def test_a_transport_corner_shows_its_feature_and_catches_a_reader_that_ignores_
     chat = strategies.scenario_for(replace(_spec(None, "openai-chat", ending), transport=transport))
     caught = run_case(chat, "lenient", Splitting("whole"), mutant)
     assert caught.outcome == "failed", caught
+
+
+class KeepsTheFirstName(BaseAssembler):
+    """Keeps a call's first name when a later delta names another tool, taking the change for
+    a repeat, where a changed name may be refused or taken as the last, never run as the first
+    (D12)."""
+
+    def set_identity(self, call: Any, field: Any, value: str | None) -> None:
+        if field == "name" and call.name is not None:
+            return
+        super().set_identity(call, field, value)
+
+
+def test_a_name_changed_mid_call_is_impl_defined_and_never_runs_under_the_first_name() -> None:
+    """``name_changes``: the first call's last delta names the other offered tool (``find``,
+    sorting before ``get_weather``). Refusing it (the reference) or running it as ``find``
+    passes; running it as ``get_weather`` fails A3 (D12)."""
+    find_tool = Tool("find", {"type": "object", "properties": {"city": {"type": "string"}}})
+    spec = replace(_spec("name_changes", "openai-chat", Ending()), tools=(WEATHER, find_tool))
+    rendered = render(spec)
+    assert "name.changed" in features_of(spec, rendered.data)
+    scenario = strategies.scenario_for(spec)
+    assert scenario.kind == "impl-defined"
+    first = expect(spec, rendered, "lenient").calls[0]
+    assert (first.status, first.name) == ("ready", "find")
+    for splitting in SPLITTINGS:
+        for judged, factory in (("lenient", reference), ("strict", reference_strict)):
+            result = run_case(scenario, judged, splitting, partial(factory, dialect="openai-chat"))
+            assert result.outcome == "passed", (judged, splitting, result.failures)
+    caught = run_case(scenario, "lenient", Splitting("whole"), KeepsTheFirstName)
+    assert caught.outcome == "failed", caught
+    assert any("A3" in failure.rules for failure in caught.failures), caught.failures
+
+
+class KeepsTheLastId(BaseAssembler):
+    """Keeps the last of a call's ids where each delta brings a new one, as litellm's
+    ``stream_chunk_builder`` does: allowed (D15)."""
+
+    def set_identity(self, call: Any, field: Any, value: str | None) -> None:
+        if field == "id" and value is not None and call.id is not None:
+            call.id = value
+            return
+        super().set_identity(call, field, value)
+
+
+def test_a_call_whose_id_changes_on_every_delta_may_come_back_with_any_of_its_ids() -> None:
+    """D15: the lenient expectation of a call whose id changes on every delta names no id, so a
+    reader that keeps the last id (of ids that sort after the first and before it in turn)
+    passes as the reference, which keeps the first, does."""
+    calls = tuple(replace(plan, id_policy="changing") for plan in CALLS)
+    spec = replace(_spec(None, "openai-chat", Ending()), calls=calls)
+    scenario = strategies.scenario_for(spec)
+    assert [call.id for call in expect(spec, render(spec), "lenient").calls] == [None, None]
+    for factory in (reference, KeepsTheLastId):
+        result = run_case(scenario, "lenient", Splitting("whole"), factory)
+        assert result.outcome == "passed", result.failures

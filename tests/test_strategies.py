@@ -128,7 +128,8 @@ def test_a_generated_scenario_is_a_well_formed_corpus_entry(scenario: Scenario) 
     findings = expect(scenario.spec, render(scenario.spec), "lenient").findings
     assert set(scenario.quirks) == findings & set(OPENAI_CHAT_QUIRKS)
     assert scenario.profiles == ("lenient", "strict")
-    assert scenario.kind == "must"
+    # A name changed mid-call may be refused or taken as the last (D12): only safety is judged.
+    assert scenario.kind == ("impl-defined" if scenario.spec.oddity == "name_changes" else "must")
 
 
 def test_a_spec_names_the_rules_its_knobs_exercise() -> None:

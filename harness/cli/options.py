@@ -84,7 +84,8 @@ IMPL.add_argument(
     "--impl",
     default=DEFAULT,
     metavar="CONNECTABLE",
-    help="the implementation: py:module:factory, cmd:'PROGRAM ARGS' or http:ADAPTER "
+    help="the implementation: py:module:factory, py+events:module:factory (an event-level "
+    "assembler: feed_event), cmd:'PROGRAM ARGS' or http:ADAPTER "
     "(default: the reference, lenient)",
 )
 IMPL.add_argument(

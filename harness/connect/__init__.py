@@ -1,7 +1,9 @@
 """Connectables: how an implementation reaches the harness, after Bowtie's.
 
-- ``connectables`` — the connector table (``py:``, ``cmd:``, ``http:``) and
+- ``connectables`` — the connector table (``py:``, ``py+events:``, ``cmd:``, ``http:``) and
   :func:`load_implementation`;
+- ``events`` — the ``py+events:`` connectable: an event-level assembler (``feed_event``)
+  behind callstream's SSE decoder;
 - ``pipe`` — the ``cmd:`` connectable: a program of any language over the pipe protocol;
 - ``adapters`` — the ``http:`` connectables: client libraries run against the provider
   emulator, each loaded only when asked for;

@@ -4,6 +4,9 @@ A connectable is a string naming an implementation of the contract in DESIGN.md 
 
 - ``py:module:factory`` — imported in process. ``factory(tools=[Tool, …], limits=Limits)`` is
   called once per stream and returns an object with ``feed(bytes)`` and ``close()``.
+- ``py+events:module:factory`` — the same, for an event-level object: it has
+  ``feed_event(payload, *, event=…)`` and ``close()``, and callstream's SSE decoder reads the
+  bytes for it (see ``callstream.connect.events``).
 - ``cmd:PROGRAM ARGS`` — any program speaking the JSON-lines pipe protocol on its stdin and
   stdout: see ``callstream.connect.pipe`` and ``docs/pipe-protocol.md``. ``cmd+validate:…`` also
   checks every message against the protocol's schema. Its declaration comes from its ``start``
@@ -65,6 +68,7 @@ class Connector:
 
 CONNECTORS: dict[str, Connector] = {
     "py": Connector(__name__, "load_python", "py:module:factory"),
+    "py+events": Connector("callstream.connect.events", "load_events", "py+events:module:factory"),
     "cmd": Connector("callstream.connect.pipe", "load_command", "cmd:PROGRAM ARGS"),
     "cmd+validate": Connector(
         "callstream.connect.pipe", "load_command", "cmd+validate:PROGRAM ARGS"
@@ -90,11 +94,14 @@ def load_implementation(spec: str) -> Implementation:
 
 def load_python(spec: str) -> Implementation:
     """A ``py:module:factory`` implementation, imported in process, with the declaration of its
-    ``CALLSTREAM`` mapping (on the factory, else in its module)."""
-    rest = spec.partition(":")[2]
+    ``CALLSTREAM`` mapping (on the factory, else in its module). ``py+events:`` connectables are
+    imported by it too, then wrapped (``callstream.connect.events``)."""
+    kind, _, rest = spec.partition(":")
     module_name, colon, attribute = rest.partition(":")
     if not module_name or not colon or not attribute:
-        raise UsageError(f"{spec!r}: a py: connectable is py:module:factory, e.g. py:pkg.mod:make")
+        raise UsageError(
+            f"{spec!r}: a {kind}: connectable is {kind}:module:factory, e.g. {kind}:pkg.mod:make"
+        )
     module = _import(spec, module_name)
     factory: Any = module
     for part in attribute.split("."):

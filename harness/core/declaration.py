@@ -1,5 +1,6 @@
 """What an implementation exposes: its :class:`Declaration` (observables, profile, dialect,
-route opt-ins) and the :class:`Implementation` a connectable loads into. The bottom of the
+route opt-ins, whether it reads bytes or decoded events) and the :class:`Implementation` a
+connectable loads into. The bottom of the
 connect layer: ``callstream.connect.connectables`` (which loads connectables),
 ``callstream.connect.pipe`` and ``callstream.connect.adapters`` all build on it."""
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from callstream.reference import PROFILES as REFERENCE_PROFILES
+from callstream.reference import Limits
 
 from ..errors import UsageError
 from ..rules import OPT_INS, listed_opt_ins
@@ -19,11 +21,14 @@ from .dialects import DIALECTS
 from .spec import Scenario
 
 __all__ = [
+    "DECODER_LIMITS",
+    "FRAMING_RULES",
     "OBSERVABLES",
     "PROFILES",
     "Applicability",
     "Declaration",
     "Implementation",
+    "Reads",
     "choice_count",
     "declaration_from",
     "declaration_problems",
@@ -49,17 +54,34 @@ observables it reads are exposed."""
 
 Applicability = Literal["unsupported", "not_applicable"]
 
+Reads = Literal["bytes", "events"]
+"""What an implementation is fed: the stream's ``bytes`` (the contract), or its decoded
+``events``, with callstream's SSE decoder in front (a ``py+events:`` connectable)."""
+
+FRAMING_RULES: frozenset[str] = frozenset({"T1", "T2", "T3"})
+"""The SSE framing rules (lines split anywhere, line endings, fields): an implementation that
+reads decoded events does not claim them, the decoder in front of it does. T4 (the sentinel and
+error events) is judged on what the events say, so it stays the implementation's."""
+
+DECODER_LIMITS: tuple[str, ...] = ("max_line_length", "max_event_size")
+"""The :class:`Limits` the SSE decoder keeps, not the implementation: one that reads decoded
+events never sees a line or an event's size, so it cannot reject its calls ``too_large`` for
+them."""
+
 
 @dataclass(frozen=True, slots=True)
 class Declaration:
-    """What an implementation exposes, the profile it follows, the dialects it reads and the
-    route opt-ins it reads them with."""
+    """What an implementation exposes, the profile it follows, the dialects it reads, the
+    route opt-ins it reads them with, and whether it is fed bytes or decoded events."""
 
     profile: str = "lenient"
     dialects: tuple[str, ...] = ("openai-chat",)
     observables: frozenset[str] = frozenset(OBSERVABLES)
     opt_ins: frozenset[str] = frozenset()
     """The per-route opt-ins (keys of :data:`OPT_INS`) it runs with; empty for a plain route."""
+    reads: Reads = "bytes"
+    """``events`` when it is fed decoded events by callstream's SSE decoder (``py+events:``),
+    which then answers for the SSE framing rules and limits (:meth:`skips`)."""
 
     def exposes(self, observable: str) -> bool:
         """True when ``observable`` (a key of :data:`OBSERVABLES`) is exposed."""
@@ -67,9 +89,10 @@ class Declaration:
 
     def skips(self, scenario: Scenario) -> tuple[Applicability, str] | None:
         """Why ``scenario`` is not run on this implementation, or None when it is: another
-        dialect, other route opt-ins or another profile (``not_applicable``), or several
-        choices where the implementation assembles one (``unsupported``, a declared
-        non-feature)."""
+        dialect, other route opt-ins or another profile, or, for an implementation that reads
+        decoded events, a scenario that proves only the SSE framing or the decoder's limits
+        (``not_applicable``); or several choices where the implementation assembles one
+        (``unsupported``, a declared non-feature)."""
         if scenario.spec.dialect not in self.dialects:
             read = " and ".join(self.dialects)
             return "not_applicable", (
@@ -84,6 +107,8 @@ class Declaration:
                 f"the implementation follows the {self.profile} profile; "
                 f"the scenario runs under {listed}"
             )
+        if self.reads == "events" and (why := _the_decoders(scenario)) is not None:
+            return "not_applicable", why
         if not self.exposes("choices") and (count := choice_count(scenario)) > 1:
             return "unsupported", (
                 f"the implementation assembles a single choice; the stream has {count}"
@@ -92,7 +117,7 @@ class Declaration:
 
     def to_dict(self) -> dict[str, Any]:
         """The declaration as reports show it (and as an implementation writes it); a plain
-        route's has no ``opt_ins``."""
+        route's has no ``opt_ins``, and one fed bytes no ``reads``."""
         written: dict[str, Any] = {
             "profile": self.profile,
             "dialects": list(self.dialects),
@@ -100,7 +125,37 @@ class Declaration:
         }
         if self.opt_ins:
             written["opt_ins"] = listed_opt_ins(self.opt_ins)
+        if self.reads == "events":
+            written["reads"] = "events"
         return written
+
+
+def _the_decoders(scenario: Scenario) -> str | None:
+    """Why ``scenario`` proves what callstream's SSE decoder does rather than what an
+    implementation fed decoded events does: every rule it cites is a framing rule
+    (:data:`FRAMING_RULES`), or it sets a limit the decoder keeps (:data:`DECODER_LIMITS`);
+    None when it proves more."""
+    if scenario.rules and set(scenario.rules) <= FRAMING_RULES:
+        framing = ", ".join(sorted(FRAMING_RULES))
+        return (
+            "the implementation reads decoded events: callstream's SSE decoder reads the bytes "
+            f"for it, so the SSE framing rules ({framing}) are the decoder's"
+        )
+    limits = scenario.spec.limits
+    if kept := [
+        f"{name} {getattr(limits, name)}"
+        for name in DECODER_LIMITS
+        if getattr(limits, name) != getattr(_DEFAULT_LIMITS, name)
+    ]:
+        return (
+            f"the implementation reads decoded events; the scenario sets {' and '.join(kept)}, "
+            "a limit of callstream's SSE decoder, which reads the bytes for it: the "
+            "implementation never sees a line or an event's size"
+        )
+    return None
+
+
+_DEFAULT_LIMITS = Limits()
 
 
 def _other_route(declared: frozenset[str], wanted: frozenset[str]) -> str:

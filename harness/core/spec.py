@@ -51,6 +51,9 @@ Oddity = Literal[
     "done_line",
     "no_created",
     "sequence_gap",
+    "sequence_repeat",
+    "late_name",
+    "text_data",
     "error_text",
     "no_block_stop",
     "no_item_id",
@@ -66,6 +69,9 @@ Oddity = Literal[
     "created_late",
     "choice_not_object",
     "kind_changes",
+    "name_changes",
+    "null_message",
+    "string_error",
 ]
 """One corner of the wire format a plan's other knobs do not reach, sent once in the stream:
 
@@ -94,6 +100,10 @@ Oddity = Literal[
 - ``no_created`` (openai-responses): no ``response.created`` (quirk R12);
 - ``sequence_gap`` (openai-responses): ``sequence_number`` skips one at the event after the last
   call's ``output_item.added`` (quirk R4, D51);
+- ``late_name`` (openai-responses): the first call item added without its ``name``, which its
+  ``.done`` and ``output_item.done`` restate: set there (R3, A4);
+- ``sequence_repeat`` (openai-responses): the same place as ``sequence_gap``, where the number
+  repeats the one before instead (R4, D51: out of order either way);
 - ``no_block_stop`` (anthropic-messages): the last tool_use block never gets its
   ``content_block_stop``: the stop reason is its only boundary (C5, D24);
 - ``no_item_id`` (openai-responses): the first call item comes without an ``id`` and its events
@@ -136,7 +146,17 @@ Oddity = Literal[
 - ``kind_changes`` (openai-chat): one call's last delta in the other kind's object
   (``custom.input`` for a function call, ``function.arguments`` for a custom one): the call
   changed kind, rejected ``protocol_error`` in both profiles (D90;
-  oc-m-function-fragment-for-a-custom-call).
+  oc-m-function-fragment-for-a-custom-call);
+- ``name_changes`` (openai-chat): one function call's last delta names another offered function
+  tool (the first in sorted order): rejected, or run under the last name, never under the first
+  (D12: the drawn scenario is ``impl-defined``; oc-q-name-changed-at-same-index);
+- ``text_data`` (anthropic-messages): ``data: keep-alive`` under ``event: ping`` just before the
+  last block's stop: no JSON, and no error event, it fails the stream there ``protocol_error``
+  (T4);
+- ``null_message`` (anthropic-messages): ``message_start`` with ``"message": null``, which
+  changes nothing (A4, V6);
+- ``string_error`` (anthropic-messages): the error event of an error ending carries its error
+  as text (``"error": "Overloaded"``), not an object: a stream error all the same (T4, V6).
 
 A dialect refuses an oddity it does not name (:class:`~callstream.errors.PlanError`)."""
 """Sequential calls (OpenAI); fragments round-robin across calls (C15); each call whole in one
@@ -217,8 +237,10 @@ class Ending:
     after_finish: tuple[str, ...] = ()
     """Chunks after the finish (quirk C20): ``usage_chunk`` (OpenRouter's usage chunk with a
     choice and no finish), ``duplicate_finish``, ``late_delta`` (a tool delta after finish)."""
-    error: Literal["nested", "flat", "openrouter", "event"] | None = None
-    """An in-band error ends the stream after the calls' fragments (quirk C26)."""
+    error: Literal["nested", "flat", "openrouter", "event", "failed"] | None = None
+    """An in-band error ends the stream after the calls' fragments (quirk C26); ``failed``
+    (openai-responses): ``response.failed`` alone, its error in the response, no ``error``
+    event before it."""
     done: bool = True
     """``data: [DONE]`` at the end."""
     cut: bool = False

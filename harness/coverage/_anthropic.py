@@ -74,6 +74,8 @@ FEATURES: tuple[Feature, ...] = table_of(
         feature("anthropic.empty-name", 'a tool_use block whose name is `""`', "A4", "V4"),
         feature("anthropic.unknown-block-delta", "a delta for a block not open", "A3"),
         feature("anthropic.unknown-event", "an event type Anthropic does not document", "A4"),
+        feature("anthropic.message-not-object", "`message_start` whose `message` is null", "A4"),
+        feature("error.not-object", "an error event whose `error` is text", "T4", "V6"),
         feature(
             "anthropic.non-object-data",
             "JSON data that is not an object, outside `event: error`",
@@ -132,10 +134,14 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         index = payload.get("index", ABSENT)
         if kind == "message_start":
             started = True
+            if not isinstance(payload.get("message"), dict):
+                features.add("anthropic.message-not-object")
         elif kind == "ping":
             features.add("anthropic.ping")
         elif kind == "error" or event.name == "error":
             features.add("error.event")
+            if "error" in payload and not isinstance(payload["error"], dict):
+                features.add("error.not-object")
             errored = True
         elif kind == "message_stop":
             stopped = True

@@ -72,6 +72,7 @@ FEATURES: tuple[Feature, ...] = table_of(
         feature("terminal.incomplete-filter", "`response.incomplete` on the content filter", "C3"),
         feature("terminal.done", "`response.done` as the terminal", "R5"),
         feature("terminal.failed", "`response.failed`", "C3", "T4"),
+        feature("terminal.failed-alone", "`response.failed` with no `error` event before", "C3"),
         feature("terminal.none", "no terminal event", "C2", "R5"),
         feature("terminal.duplicate", "a second terminal event", "C1"),
         feature("after.late-delta", "an arguments delta after the terminal", "C1"),
@@ -215,6 +216,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         features.add("responses.no-done")
     if errors and not failed_after_error:
         features.add("error.alone")
+    if "terminal.failed" in features and not errors:
+        features.add("terminal.failed-alone")
     if not terminals:
         features.add("terminal.none")
         if not errors:

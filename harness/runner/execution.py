@@ -118,7 +118,7 @@ def run(
 def default_timeout(connectable: str) -> float:
     """Seconds a stream may take by default: 10 in process; 60 over a pipe or HTTP, where every
     chunk is a round trip (a one-byte splitting of a 100 KB stream is 100,000 of them)."""
-    return 10.0 if connectable.startswith("py:") else 60.0
+    return 10.0 if connectable.startswith(("py:", "py+events:")) else 60.0
 
 
 def run_command(

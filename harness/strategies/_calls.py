@@ -369,10 +369,9 @@ def _metadata(
         # Without an index a fragment is routed by its id: one that only repeats the name
         # reads as a new call, a header with neither id nor name as the old one, and a name
         # that comes late as a new call.
-        if name_policy == "every" and id_policy != "every":
-            name_policy = "once"
-        if name_policy == "late":
-            name_policy = "omit"  # a name without an id or index would open a call of its own
+        if name_policy == "late" or (name_policy == "every" and id_policy != "every"):
+            # A name without an id or an index would open a call of its own: send none.
+            name_policy = "omit"
         if (name_policy == "omit" or plan.name is None) and id_policy not in ("once", "every"):
             # A header with neither id nor name continues the open call: a call without a
             # name opens by its id (its first delta has its id alone: a call of its own).

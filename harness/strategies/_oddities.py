@@ -68,6 +68,11 @@ def _error_text(spec: StreamSpec) -> StreamSpec:
     return replace(spec, ending=ending, oddity="error_text")
 
 
+def _string_error(spec: StreamSpec) -> StreamSpec:
+    """An error ending whose error is text, not an object (anthropic-messages, T4)."""
+    return replace(_error_text(spec), oddity="string_error")
+
+
 def _choice_not_object(spec: StreamSpec) -> StreamSpec:
     """A choice that is a string in the place of an error ending's event (openai-chat): the
     error drawn, else an in-band one."""
@@ -105,6 +110,7 @@ _PLANS: dict[str, Callable[[StreamSpec], StreamSpec]] = {
     "error_text": _error_text,
     "untyped_error": _untyped_error,
     "choice_not_object": _choice_not_object,
+    "string_error": _string_error,
     "no_item_done": _no_item_done,
     "restated_otherwise": _restated_otherwise,
 }

@@ -40,7 +40,7 @@ _FINISHES: tuple[Any, ...] = (
     "done",
     "content_filter",
 )
-_ERRORS: tuple[Any, ...] = ("nested", "flat", "event")
+_ERRORS: tuple[Any, ...] = ("nested", "flat", "event", "failed")
 _CUT_OFF = (None, "length", "content_filter")
 """The finishes that leave the last call without its ``.done`` (or send no terminal)."""
 _NEWLINES: tuple[Literal["lf", "crlf", "cr", "mixed"], ...] = ("lf", "crlf", "cr", "mixed")

@@ -31,9 +31,19 @@ __all__ = [
 ]
 
 
+_ODDITY_RULES: dict[str, tuple[str, ...]] = {
+    "created_late": ("A5",),
+    "choice_not_object": ("A7", "V6"),
+    "kind_changes": ("A3", "V2"),
+    "name_changes": ("A3",),
+    "string_data": ("T4", "V6"),
+}
+"""The rules an oddity proves beyond those of the knobs (docs/rules.md: C30, D90, D12, T4)."""
+
+
 def rules_for(spec: StreamSpec) -> tuple[RuleId, ...]:
     """The rules of REQUIREMENTS.md a planned spec exercises, from the knobs it uses."""
-    rules = {"A1", "A2", "C4"}
+    rules = {"A1", "A2", "C4", *_ODDITY_RULES.get(spec.oddity or "", ())}
     calls, ending, transport, noise = spec.calls, spec.ending, spec.transport, spec.noise
     completing = ending.finish in ("tool_calls", "stop", "function_call")
     if completing and ending.error is None:
@@ -82,6 +92,8 @@ def rules_for(spec: StreamSpec) -> tuple[RuleId, ...]:
         rules.add("V5")
     if transport.newline != "lf":
         rules.add("T2")
+    if transport.invalid_utf8:
+        rules.add("T1")
     if transport != Transport(newline=transport.newline) or noise.keepalive:
         rules.add("T3")
     if ending.error is not None or ending.done:
@@ -122,7 +134,8 @@ def _title(spec: StreamSpec) -> str:
 
 
 def scenario_for(spec: StreamSpec, splittings: Sequence[Splitting] = ()) -> Scenario:
-    """A ``must`` scenario for a planned spec, under both profiles: its id (``fuzz-`` and a
+    """A ``must`` scenario for a planned spec (``impl-defined`` for ``name_changes``, D12), under
+    both profiles: its id (``fuzz-`` and a
     hash of the spec, so the same spec always gets the same id), a title naming what it does,
     the rules from ``rules_for``, layer tags, and the quirks the oracle expects a finding for."""
     digest = hashlib.sha256(repr(spec).encode("utf-8", "surrogatepass")).hexdigest()[:12]
@@ -134,7 +147,9 @@ def scenario_for(spec: StreamSpec, splittings: Sequence[Splitting] = ()) -> Scen
         spec=spec,
         tags=_tags(spec),
         quirks=tuple(quirk for quirk in DIALECTS[spec.dialect].quirks if quirk in findings),
-        kind="must",
+        # A name changed mid-call may be rejected or taken as the last (D12): only a call run
+        # under a name it did not end with is unsafe.
+        kind="impl-defined" if spec.oddity == "name_changes" else "must",
         profiles=PROFILES,
         splittings=tuple(splittings),
     )

@@ -58,6 +58,7 @@ _FINISHES = (
     ("eos", 1),
     ("tool_use", 1),
     ("safety", 1),
+    ("abort", 1),
 )
 """Finish reasons with their weights: the ones that matter most (truncation, none at all)
 most often."""
@@ -212,14 +213,14 @@ def _limits(draw: st.DrawFn, calls: Sequence[CallPlan], small: bool) -> Limits:
     return Limits(max_argument_bytes=draw(between(1, max(1, largest))))
 
 
-_EXACTLY = rarely(33)
+_EXACTLY = rarely(50)
 
 
 def _sized(draw: st.DrawFn, spec: StreamSpec) -> StreamSpec:
     """``spec`` under a ``max_event_size`` drawn from its own events (V5), its payloads over
     several ``data:`` lines (T5: the size counts the LF between them): a few characters under
     the first event that carries a call, within its line count (so that a reader that forgets
-    those LFs reads it), where every event before it fits; else, or one time in three, the
+    those LFs reads it), where every event before it fits; else, or one time in two, the
     largest event's size exactly, where every event fits (so that a reader that counts a
     character too many, or each LF twice, refuses it)."""
     spec = replace(spec, transport=replace(spec.transport, multiline=True))
@@ -252,8 +253,14 @@ def _stream_specs(
     oddity = draw_oddity(draw, "openai-chat")
     exposed = tuple(tool_set) if tool_set is not None else draw(tools())
     choices, schedule, custom = _shapes(max_choices).draw(draw)
+    if oddity == "kind_changes" and custom is None:
+        custom = 0  # a call may change kind only where both kinds are offered
     if tool_set is None:
         exposed = with_custom_tool(exposed, custom)
+        if oddity == "kind_changes":
+            # The custom tool first, where a call's draw lands most often: the change of kind
+            # that matters most is a function fragment for a custom call (D90).
+            exposed = (*exposed[-1:], *exposed[:-1])
     calls = draw_call_plans(draw, exposed, choices, schedule, max_calls, lone_surrogates)
     no_tools, small, sized = _RARITIES.draw(draw)
     if no_tools:

@@ -135,7 +135,11 @@ class AnthropicMessages:
         self._dispatch(event, payload)
 
     def receive_payload(self, event: str, payload: Any) -> None:
-        """One already-decoded payload."""
+        """One already-decoded payload; text (``"[DONE]"``, empty data, what is no JSON) is
+        read as the event's data, as :meth:`receive` reads it."""
+        if isinstance(payload, str):
+            self.receive(event, payload)
+            return
         self._events += 1
         if self._stopped:
             return

@@ -46,6 +46,7 @@ from ...wire import Event
 
 __all__ = [
     "ERROR",
+    "FAILING_DATA",
     "MESSAGE",
     "ODDITIES",
     "STRING_DATA",
@@ -134,6 +135,9 @@ ODDITIES: tuple[Oddity, ...] = (
     "empty_name",
     "untyped_error",
     "string_data",
+    "null_message",
+    "string_error",
+    "text_data",
 )
 """The oddities (``StreamSpec.oddity``) an anthropic-messages plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -144,6 +148,13 @@ UNKNOWN_DELTA: Mapping[str, Any] = {"type": "annotation_delta", "annotation": "c
 STRING_DATA = '"Overloaded"'
 """The data ``string_data`` sends under ``event: content_block_delta``: an upstream error a proxy
 passed on as a JSON string, which is JSON but no Anthropic event (an event is an object)."""
+FAILING_DATA: Mapping[str, tuple[str, str]] = {
+    "string_data": (STRING_DATA, "content_block_delta"),
+    "text_data": ("keep-alive", "ping"),
+}
+"""The data and ``event:`` name each oddity that fails the stream with its data sends, just
+before the last block's stop: a JSON string, and text that is no JSON under ``event: ping`` (a
+proxy's keep-alive as data): neither is an event, and neither is an error (T4)."""
 
 
 def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
@@ -162,8 +173,8 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         at = stop
         stray = _delta(stray_index(spec), {"type": "input_json_delta", "partial_json": "}"})
         return [*events[:at], _event(stray), *events[at:]]
-    if oddity == "string_data" and stop is not None:
-        return [*events[:stop], Event(STRING_DATA, "content_block_delta"), *events[stop:]]
+    if oddity is not None and oddity in FAILING_DATA and stop is not None:
+        return [*events[:stop], Event(*FAILING_DATA[oddity]), *events[stop:]]
     if oddity == "no_block_stop" and stop is not None:
         return [*events[:stop], *events[stop + 1 :]]
     if oddity == "empty_name" and starts:
@@ -186,6 +197,12 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         return [*events[:at], replace(events[at], event="ping"), *events[at + 1 :]]
     if oddity == "done_line":
         return [*events, Event("[DONE]")]
+    if oddity == "null_message":
+        return [replace(events[0], data={**events[0].data, "message": None}), *events[1:]]
+    if oddity == "string_error":
+        # A gateway's error event: the error as text where Anthropic sends an object.
+        text = {"type": "error", "error": ERROR["error"]["message"]}
+        return [Event(text, "error") if event.event == "error" else event for event in events]
     if oddity in ("error_text", "untyped_error"):
         # The error event's data as text, or as the error object without the payload's type.
         data = "Overloaded" if oddity == "error_text" else {"error": dict(ERROR["error"])}

@@ -30,8 +30,8 @@ from ...completion import Completer, Deviation, strictly_json
 from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
 from ...wire import Rendered
 from .events import (
+    FAILING_DATA,
     ODDITIES,
-    STRING_DATA,
     block_indices,
     start_input,
     stop_reason,
@@ -71,12 +71,12 @@ def expect_anthropic_messages(spec: StreamSpec, rendered: Rendered, profile: str
         failure = "protocol_error"
         stray = stray_index(spec)
         arrived = arrived[: next(at for at, event in enumerate(arrived) if _delta_at(event, stray))]
-    if spec.oddity == "string_data":
-        # JSON that is not an object is no event: it fails the stream there (T4, V6).
+    if spec.oddity is not None and spec.oddity in FAILING_DATA:
+        # Data that is no JSON object is no event (nor an error but under event: error): it
+        # fails the stream there (T4, V6).
         failure = "protocol_error"
-        arrived = arrived[
-            : next(at for at, event in enumerate(arrived) if event.data == STRING_DATA)
-        ]
+        data = FAILING_DATA[spec.oddity][0]
+        arrived = arrived[: next(at for at, event in enumerate(arrived) if event.data == data)]
     if spec.oddity in ("unknown_event", "unknown_delta"):
         findings.add(_QUIRK["A4"])  # ignored, its name recorded
     if spec.oddity == "event_mismatch" and not spec.transport.unnamed:
@@ -198,7 +198,7 @@ def _check_oddity(spec: StreamSpec) -> None:
     ends_plainly = ending.error is None and not ending.cut
     if oddity in ("after_stop", "done_line") and not (ends_plainly and ending.done):
         raise PlanError(f"{oddity} needs a message_stop that arrives")
-    if oddity in ("stray_delta", "unknown_delta", "string_data") and not spec.calls:
+    if oddity in ("stray_delta", "unknown_delta", *FAILING_DATA) and not spec.calls:
         raise PlanError(f"{oddity} needs a tool_use block")
     if oddity in ("error_text", "untyped_error") and (
         ending.error is None or spec.transport.unnamed
@@ -206,6 +206,8 @@ def _check_oddity(spec: StreamSpec) -> None:
         # Unnamed, text or an untyped object is no error event: only ``event: error`` says that
         # it is one (T4).
         raise PlanError(f"{oddity} needs an error ending sent as event: error")
+    if oddity == "string_error" and ending.error is None:
+        raise PlanError("string_error needs an error ending")
     if oddity == "no_block_stop" and not (spec.calls and ending.error is None):
         # An error ending already sends the error where the last block's stop would be.
         raise PlanError("no_block_stop needs a tool_use block and no error ending")
@@ -213,7 +215,7 @@ def _check_oddity(spec: StreamSpec) -> None:
         spec.calls and spec.calls[0].name and spec.calls[0].name_policy != "omit"
     ):
         raise PlanError("empty_name needs a first tool_use block sent with its name")
-    if oddity in ("stray_delta", "string_data") and not ends_plainly:
+    if oddity in ("stray_delta", *FAILING_DATA) and not ends_plainly:
         raise PlanError(f"{oddity} needs the last block's stop, and an ending that arrives")
 
 
@@ -229,6 +231,8 @@ def _check_plan(spec: StreamSpec, rendered: Rendered) -> None:
         raise PlanError("noise.role_every, usage, usage_every and empty_first are openai-chat's")
     if ending.finish_with_last or ending.after_finish:
         raise PlanError("ending.finish_with_last and after_finish are openai-chat's")
+    if ending.error == "failed":
+        raise PlanError("response.failed alone is openai-responses' error ending")
     if len(spec.calls) > spec.limits.max_calls:
         raise PlanError("a plan past max_calls fails the whole stream")
     for plan in spec.calls:

@@ -23,6 +23,7 @@ __all__ = [
     "USAGE",
     "carries_call",
     "changes_kind",
+    "changes_name",
     "chat_chunk",
     "delta_choice",
     "delta_count",
@@ -85,6 +86,7 @@ ODDITIES: tuple[Oddity, ...] = (
     "created_late",
     "choice_not_object",
     "kind_changes",
+    "name_changes",
 )
 """The oddities (``StreamSpec.oddity``) an openai-chat plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -139,6 +141,11 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         if number is not None:
             _other_kind(spec, number, events)
         return events
+    if oddity == "name_changes" and (changed := changes_name(spec)) is not None:
+        item = _last_entry(spec, changed[0], events)
+        if item is not None:
+            item["function"] = {"name": changed[1], **item["function"]}
+        return events
     if oddity == "null_fields":
         for event in events:
             for entry in _tool_entries(event):
@@ -149,19 +156,18 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
     return events
 
 
-def changes_kind(spec: StreamSpec) -> int | None:
-    """The call (its number in the plan) whose last delta ``kind_changes`` sends in the other
-    kind's object: the first custom call, else the first function call, that has an index of its
-    own, two deltas or more, and nothing recorded after its first delta that the change of kind
-    would hide (an id or a name repeated or late, a repeated type); None when no call fits."""
+def _plain_calls(spec: StreamSpec) -> list[int]:
+    """The calls (by number in the plan) whose later deltas carry nothing but their text: an
+    index of their own (no other call of the choice at it), two deltas or more, and nothing
+    recorded after the first delta that a change there would hide (an id or a name repeated or
+    late, a repeated type): where ``kind_changes`` and ``name_changes`` may change the last."""
     positions: dict[int, int] = {}
-    fitting: list[tuple[bool, int]] = []
-    wires: dict[tuple[int, int], int] = {}
+    wires: dict[tuple[int, int], list[int]] = {}
+    plain = []
     for number, call in enumerate(spec.calls):
         position = positions.get(call.choice, 0)
         positions[call.choice] = position + 1
-        wire = (call.choice, position if call.index is None else call.index)
-        wires[wire] = wires.get(wire, 0) + 1
+        wires.setdefault((call.choice, _wire(call, position)), []).append(number)
         if (
             not (call.legacy or call.omit_index or call.late_index or call.type_every)
             and call.id_policy in ("once", "omit", "empty", "numeric")
@@ -169,32 +175,68 @@ def changes_kind(spec: StreamSpec) -> int | None:
             and call.extra_content is None
             and delta_count(call, spec.schedule) > 1
         ):
-            fitting.append((call.kind != "custom", number))
-    for _, number in sorted(fitting):
+            plain.append(number)
+    return [
+        number
+        for number in plain
+        if all(len(held) == 1 or number not in held for held in wires.values())
+    ]
+
+
+def changes_kind(spec: StreamSpec) -> int | None:
+    """The call whose last delta ``kind_changes`` sends in the other kind's object: the first
+    custom call of :func:`_plain_calls`, else the first function call; None when none fits."""
+    plain = _plain_calls(spec)
+    custom = [number for number in plain if spec.calls[number].kind == "custom"]
+    return next(iter(custom or plain), None)
+
+
+def changes_name(spec: StreamSpec) -> tuple[int, str] | None:
+    """The call whose last delta ``name_changes`` sends with another name, and that name: the
+    first named function call of :func:`_plain_calls`, renamed to the offered function tool
+    that sorts first among the others (before its own name where one does, so that a reader
+    that takes the smaller name for a repeat is caught); None when none fits."""
+    functions = sorted(tool.name for tool in spec.tools if tool.kind == "function")
+    for number in _plain_calls(spec):
         call = spec.calls[number]
-        position = sum(1 for other in spec.calls[:number] if other.choice == call.choice)
-        if wires[(call.choice, position if call.index is None else call.index)] == 1:
-            return number
+        others = [name for name in functions if name != call.name]
+        if call.kind == "function" and call.name is not None and call.name_policy == "once":
+            return (number, others[0]) if others else None
     return None
+
+
+def _wire(call: CallPlan, position: int) -> int:
+    return position if call.index is None else call.index
+
+
+def _last_entry(spec: StreamSpec, number: int, events: list[Event]) -> dict[str, Any] | None:
+    """The tool-call entry of call ``number``'s last delta (a call of :func:`_plain_calls`),
+    read no further than its choice's finish (a late delta after it is no delta of the call)."""
+    call = spec.calls[number]
+    wire = _wire(call, sum(1 for other in spec.calls[:number] if other.choice == call.choice))
+    last = None
+    for event in events:
+        entries = event.data.get("choices") if isinstance(event.data, dict) else None
+        for entry in entries or ():
+            if entry.get("index") != call.choice:
+                continue
+            for item in (entry.get("delta") or {}).get("tool_calls") or ():
+                if item.get("index") == wire:
+                    last = item
+        if call.choice in event.finishes:
+            break
+    return last
 
 
 def _other_kind(spec: StreamSpec, number: int, events: list[Event]) -> None:
     """Send call ``number``'s last delta in the other kind's object (``custom.input`` for a
     function call, ``function.arguments`` for a custom one), in place."""
     call = spec.calls[number]
-    position = sum(1 for other in spec.calls[:number] if other.choice == call.choice)
-    wire = position if call.index is None else call.index
     body, text = ("custom", "input") if call.kind == "custom" else ("function", "arguments")
     other, other_text = ("function", "arguments") if body == "custom" else ("custom", "input")
-    for event in reversed(events):
-        entries = event.data.get("choices") if isinstance(event.data, dict) else None
-        for entry in entries or ():
-            if entry.get("index") != call.choice:
-                continue
-            for item in (entry.get("delta") or {}).get("tool_calls") or ():
-                if item.get("index") == wire and body in item:
-                    item[other] = {other_text: item.pop(body).get(text, "")}
-                    return
+    item = _last_entry(spec, number, events)
+    if item is not None and body in item:
+        item[other] = {other_text: item.pop(body).get(text, "")}
 
 
 def _tool_entries(event: Event) -> list[dict[str, Any]]:
@@ -391,7 +433,10 @@ def _id_for(call: CallPlan, number: int) -> Any:
     if policy == "every":
         return call.id
     if policy == "changing":
-        return call.id if number == 0 else f"{call.id}-{number}"
+        # A new id on each delta (LM Studio), sorting after the first and before it in turn.
+        if number == 0:
+            return call.id
+        return f"{call.id}-{number}" if number % 2 else f"{number}-{call.id}"
     return call.id if number == 0 else _ABSENT
 
 

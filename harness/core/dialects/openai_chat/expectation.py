@@ -12,6 +12,7 @@ profiles and rejected ``duplicate_id`` under the strict one. A completed call is
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from callstream.reference import QUIRKS, Limits
@@ -21,7 +22,7 @@ from ....rules import OPENAI_CHAT_QUIRKS, QuirkId, quirk_code
 from ...completion import Completer, Deviation
 from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
 from ...wire import Rendered, data_size
-from .events import ODDITIES, carries_call, changes_kind, delta_count
+from .events import ODDITIES, carries_call, changes_kind, changes_name, delta_count
 
 __all__ = ["expect_openai_chat"]
 
@@ -49,6 +50,7 @@ class _Derivation:
         self.strict = strict
         self.findings: set[QuirkId] = set()
         self.kind_changed = changes_kind(spec) if spec.oddity == "kind_changes" else None
+        self.name_changed = changes_name(spec) if spec.oddity == "name_changes" else None
         tools = {tool.name: tool for tool in spec.tools}
         self.completer = Completer(
             tools, strict=strict, met=lambda met: self.findings.add(_DEVIATIONS[met])
@@ -131,6 +133,8 @@ class _Derivation:
                 raise PlanError(
                     "ending.cut must cut an event after the calls' deltas, with one choice"
                 )
+        if ending.error == "failed":
+            raise PlanError("response.failed alone is openai-responses' error ending")
         if ending.after_finish and ending.finish is None:
             raise PlanError("ending.after_finish needs a finish reason")
         if any(p.blank_type and not (p.type_every and p.kind == "function") for p in spec.calls):
@@ -178,6 +182,7 @@ class _Derivation:
             _QUIRK["C31"]: noise.content is not None
             and any(mark in noise.content for mark in _MARKUP),
             _QUIRK["T6"]: spec.transport.empty_data,
+            _QUIRK["T11"]: spec.transport.invalid_utf8,  # the comment before the first event
         }
         return Expected((), frozenset(quirk for quirk, seen in before.items() if seen))
 
@@ -238,6 +243,11 @@ class _Derivation:
         ):
             # Under a size limit, which comes first, the limit or the change, depends on the text.
             raise PlanError("kind_changes needs a call of two deltas or more, with no size limit")
+        if oddity == "name_changes" and (
+            self.name_changed is None
+            or self.spec.limits.max_argument_bytes != Limits().max_argument_bytes
+        ):
+            raise PlanError("name_changes needs a named call of two deltas or more, two tools")
         if oddity in ("text_with_call", "null_fields") and all(
             plan.legacy for plan in self.spec.calls
         ):
@@ -396,6 +406,13 @@ class _Derivation:
     # -- one call ---------------------------------------------------------------------------
 
     def _call(self, plan: CallPlan, position: int, strict_quirk: str | None) -> ExpectedCall:
+        expected = self._outcome(plan, position, strict_quirk)
+        if plan.id_policy == "changing" and delta_count(plan, self.spec.schedule) > 1:
+            # D15: a call whose id changes on every delta may come back as any one of its ids.
+            return replace(expected, id=None)
+        return expected
+
+    def _outcome(self, plan: CallPlan, position: int, strict_quirk: str | None) -> ExpectedCall:
         spec = self.spec
         text = self._text(plan)
         base: dict[str, Any] = {
@@ -413,6 +430,11 @@ class _Derivation:
         if strict_quirk is not None:
             base.pop("arguments_text")  # rejected mid-stream: only part of the text arrived
             return ExpectedCall("rejected", QUIRKS[_QUIRK[strict_quirk]].reason.value, **base)
+        if self.name_changed is not None and plan is spec.calls[self.name_changed[0]]:
+            # D12: rejected, or taken as the last name; never run under the first. The scenario
+            # is impl-defined: the outcome given is the one a reader that takes the last has.
+            plan = replace(plan, name=self.name_changed[1])
+            base["name"] = plan.name
         if self.kind_changed is not None and plan is spec.calls[self.kind_changed]:
             # Its last delta says the other kind: no profile can tell what the text is (D90).
             base.pop("arguments_text")

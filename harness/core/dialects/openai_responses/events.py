@@ -21,7 +21,8 @@ How the plan's knobs read in this dialect (anything else is a :class:`PlanError`
   ``incomplete``, then ``response.incomplete``; ``done`` ends with ``response.done`` (R5);
   None sends no terminal event. ``ending.error`` (``nested``, ``flat``: an ``error`` event then
   ``response.failed``; ``event``: the flat ``error`` alone, without ``type`` where its
-  ``event: error`` line is sent, T4) comes after the last call's deltas.
+  ``event: error`` line is sent, T4; ``failed``: ``response.failed`` alone) comes after the
+  last call's deltas.
   ``after_finish`` sends ``duplicate_finish`` (a second terminal) or ``late_delta``; ``cut``
   stops inside the last event. ``ending.done`` is not used: ``[DONE]`` is no Responses event.
 - ``oddity`` (:data:`ODDITIES`): no ``response.created`` or one whose response is null, a
@@ -151,16 +152,18 @@ def check_plan(spec: StreamSpec) -> None:
 
 def plan_events(spec: StreamSpec) -> Iterator[Event]:
     """The events a planned ``spec`` is sent as, with its oddity, numbered from 0 (past a
-    gap, for ``sequence_gap``)."""
+    gap, for ``sequence_gap``; the number before again, for ``sequence_repeat``)."""
     check_plan(spec)
     events = list(_events(spec))
     if spec.oddity is not None:
         events = odd_events(spec, events)
-    gap = sequence_gap_at(spec, events) if spec.oddity == "sequence_gap" else None
+    odd = spec.oddity in ("sequence_gap", "sequence_repeat")
+    gap = sequence_gap_at(spec, events) if odd else None
+    step = -1 if spec.oddity == "sequence_repeat" else 1
     number = 0
     for at, event in enumerate(events):
         if isinstance(event.data, dict) and "sequence_number" in event.data:
-            number += at == gap
+            number += step * (at == gap)
             event.data["sequence_number"] = number
             number += 1
         yield event
@@ -171,6 +174,8 @@ ODDITIES: tuple[Oddity, ...] = (
     "done_line",
     "no_created",
     "sequence_gap",
+    "sequence_repeat",
+    "late_name",
     "no_item_id",
     "added_twice",
     "untyped_event",
@@ -213,6 +218,18 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         return [*events[:at], replace(events[at], event=MISNAMED), *events[at + 1 :]]
     if spec.oddity == "done_line":
         return [*events, Event("[DONE]")]
+    if spec.oddity == "late_name":
+        # The first call item added without its name: its .done or output_item.done names it.
+        adds = next((at for at, event in enumerate(events) if _adds_call(event)), None)
+        if adds is not None:
+            at = adds
+            item = {k: v for k, v in events[at].data["item"].items() if k != "name"}
+            return [
+                *events[:at],
+                replace(events[at], data={**events[at].data, "item": item}),
+                *events[at + 1 :],
+            ]
+        return events
     if spec.oddity == "no_item_id" and spec.calls:
         return [_without_item_id(event, call_item_id(spec.calls[0], 0)) for event in events]
     if spec.oddity == "no_event_item_id" and spec.calls:
@@ -470,7 +487,8 @@ def _events(spec: StreamSpec) -> Iterator[Event]:
         # The error alone, where its event: line names it, comes without a type, as a gateway
         # sends it: the event: line alone says it is an error (T4).
         untyped = ending.error == "event" and not spec.transport.unnamed
-        yield _error(ending.error == "nested", typed=not untyped)
+        if ending.error != "failed":  # response.failed alone carries its error in the response
+            yield _error(ending.error == "nested", typed=not untyped)
         if terminal == "response.failed":
             error = {"code": "server_error", "message": _MESSAGE}
             yield _event(terminal, finishes=(0,), response=_response("failed", output, error=error))

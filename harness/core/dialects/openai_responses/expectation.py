@@ -88,7 +88,7 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
     _check_oddity(spec, terminal)
     _check_snapshots(spec, terminal)
     gap = None
-    if spec.oddity == "sequence_gap":
+    if spec.oddity in ("sequence_gap", "sequence_repeat"):
         findings.add(_QUIRK["R4"])
         gap = sequence_gap_at(spec, events)
     if spec.oddity == "no_created":
@@ -164,7 +164,18 @@ def _check_oddity(spec: StreamSpec, terminal: str | None) -> None:
         raise PlanError("done_line needs a response.completed or response.incomplete that arrives")
     if oddity == "no_created" and spec.transport.empty_data:
         raise PlanError("no_created after an empty event: the stream opens with neither")
-    if oddity == "sequence_gap" and not (
+    if oddity == "late_name" and (
+        not spec.calls
+        or (len(spec.calls) == 1 and terminal in ("response.failed", "error"))
+        or spec.limits != Limits()
+        or spec.calls[0].index is not None
+        or spec.calls[0].header_arguments
+        or spec.calls[0].id_policy != "once"
+    ):
+        # The name comes with the item's .done and output_item.done: a call an error cuts off
+        # before them, or that a limit or the strict profile rejects first, never receives it.
+        raise PlanError("late_name needs a first call item, free of quirks, that is done")
+    if oddity in ("sequence_gap", "sequence_repeat") and not (
         spec.calls
         and not ending.cut
         and terminal != "response.done"
