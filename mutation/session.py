@@ -4,7 +4,9 @@
 
 - ``filter SESSION [--sample N]``: marks as skipped every mutant ``mutation/equivalents.toml``
   names (it is a Cosmic Ray filter, like ``cr-filter-operators``), and, given ``--sample N``,
-  every mutant outside a fixed sample of N (the same N mutants on every run of the same code).
+  every mutant outside a fixed sample of N drawn from those outside annotations (the same N on
+  every run of the same code, whatever equivalents.toml says; the ones it names equivalent are
+  left out of the score).
 - ``report SESSION``: the score (killed over the mutants run that are not equivalent) overall
   and per module, then every survivor with its diff and the line to paste into
   ``equivalents.toml`` should it be equivalent.
@@ -230,24 +232,34 @@ def apply_filters(
     results = dict(db.results)
     done = set(results)
     ordered = sorted(items, key=lambda i: _order(_sole_mutation(i)))
-    # The sample is drawn from the mutants of the modules asked for that are not equivalent.
-    eligible = [
+    asked = [
         i
         for i in ordered
-        if not (results.get(i.job_id) and (results[i.job_id].output or "").startswith(EQUIVALENT))
-        and (not only or any(fnmatch.fnmatch(str(_sole_mutation(i).module_path), p) for p in only))
+        if not only or any(fnmatch.fnmatch(str(_sole_mutation(i).module_path), p) for p in only)
     ]
+    eligible = [i for i in asked if not _skipped_as(results.get(i.job_id), EQUIVALENT)]
     kept = {i.job_id for i in eligible}
     if survivors_only:
         kept &= survivors
     if sample is not None:
-        drawn = random.Random(SAMPLE_SEED).sample(eligible, min(sample, len(eligible)))
-        kept = {i.job_id for i in drawn}
+        # Drawn from every mutant of the modules asked for but those inside annotations (which
+        # only the code decides), then the equivalent ones left out: recording a mutant
+        # equivalent leaves the others of the sample where they were, so scores stay comparable
+        # from one triage to the next.
+        annotation = EQUIVALENT + rules.get("annotations", "")
+        population = [i for i in asked if not _skipped_as(results.get(i.job_id), annotation)]
+        drawn = random.Random(SAMPLE_SEED).sample(population, min(sample, len(population)))
+        kept = {i.job_id for i in drawn} & kept
     outside = [i.job_id for i in ordered if i.job_id not in kept and i.job_id not in done]
     if outside:
         db.set_multiple_results(
             outside, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output=OUTSIDE_SAMPLE)
         )
+
+
+def _skipped_as(result: WorkResult | None, output: str) -> bool:
+    """Whether ``result`` is a skip whose output starts with ``output``."""
+    return result is not None and (result.output or "").startswith(output)
 
 
 def _put_back_not_run(db: WorkDB) -> None:

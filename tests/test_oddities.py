@@ -384,6 +384,14 @@ class SkipsTextData(AnthropicAssembler):
         super().on_event(event, data)
 
 
+class ChatErrorsByPayloadOnly(BaseAssembler):
+    """Takes an event for an error by its payload alone, where ``event: error`` makes it one
+    whatever the payload (T4): an error object neither nested nor marked is read as a chunk."""
+
+    def on_event(self, event: str, data: str) -> None:
+        super().on_event("message" if event == "error" else event, data)
+
+
 # -- the cases ---------------------------------------------------------------------------------
 
 
@@ -560,6 +568,14 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         Ending(),
         "responses.non-object-data",
         SkipsStringData,
+        "lenient",
+    ),
+    (
+        "untyped_error",
+        "openai-chat",
+        Ending(error="event"),
+        "error.untyped",
+        ChatErrorsByPayloadOnly,
         "lenient",
     ),
     (

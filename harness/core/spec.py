@@ -133,9 +133,10 @@ Oddity = Literal[
   ``event: content_block_delta``, just before the last block's stop (Anthropic): JSON, but no
   event, it fails the stream there ``protocol_error`` (T4, V6; or-m-plain-text-data,
   or-m-null-data, am-m-delta-whose-data-is-a-json-string);
-- ``untyped_error`` (anthropic-messages): the ``event: error`` of an error ending carries the
-  error object without the payload's ``type`` (a gateway's shape): its ``event:`` line alone
-  makes it the provider's error, a stream error all the same (T4);
+- ``untyped_error`` (anthropic-messages, openai-chat): the ``event: error`` of an error ending
+  carries the error object without the payload's ``type`` (Anthropic) or alone, neither nested
+  under ``error`` nor marked ``object: error`` (Chat Completions), a gateway's shape: its
+  ``event:`` line alone makes it the provider's error, a stream error all the same (T4);
 - ``created_late`` (openai-chat): the first chunk with choices comes without ``created``, the
   others with it: the chunk metadata changed between chunks, recorded (quirk C30;
   oc-m-first-chunk-without-id-then-with-one);

@@ -81,6 +81,11 @@ FEATURES: tuple[Feature, ...] = table_of(
         feature("error.flat", 'an in-band `{"object": "error"}`', "T4", "C26"),
         feature("error.finish", "an error with `finish_reason: error` (OpenRouter)", "C26", "C33"),
         feature("error.event", "an `event: error`", "T4", "C26"),
+        feature(
+            "error.untyped",
+            "an `event: error` whose object is neither nested nor `object: error`",
+            "T4",
+        ),
         feature("done.present", "`data: [DONE]`", "T4"),
         feature("done.absent", "no `[DONE]`: the stream just ends", "C2", "C24"),
         feature("done.without-finish", "`[DONE]` while a choice has not finished", "C2", "C3"),
@@ -118,6 +123,9 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
     for number, event in enumerate(events):
         if event.name is not None:
             features.add("error.event" if event.name == "error" else "sse.event-lines")
+        if event.name == "error" and isinstance(event.payload, dict):
+            if not (event.payload.get("error") or event.payload.get("object") == "error"):
+                features.add("error.untyped")
         if not event.dispatched:
             continue
         payload = event.payload

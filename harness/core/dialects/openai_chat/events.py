@@ -87,6 +87,7 @@ ODDITIES: tuple[Oddity, ...] = (
     "choice_not_object",
     "kind_changes",
     "name_changes",
+    "untyped_error",
 )
 """The oddities (``StreamSpec.oddity``) an openai-chat plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -126,6 +127,10 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         return events
     if oddity == "error_text":
         return [Event(ERROR_TEXT, "error") if event.event == "error" else event for event in events]
+    if oddity == "untyped_error":
+        # The error object alone, neither nested under "error" nor marked "object": "error".
+        bare = {"message": "The server had an error while processing your request.", "code": 500}
+        return [Event(bare, "error") if event.event == "error" else event for event in events]
     if oddity == "created_late":
         for at, event in enumerate(events):
             if isinstance(event.data, dict) and event.data.get("choices"):

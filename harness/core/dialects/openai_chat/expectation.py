@@ -232,7 +232,9 @@ class _Derivation:
             raise PlanError("delta_missing needs a chunk with choices before the end")
         if oddity == "delta_missing" and ending.cut:
             raise PlanError("delta_missing and a cut stream: the annotation may be what is cut")
-        if oddity == "error_text" and (ending.error != "event" or self.spec.transport.unnamed):
+        if oddity in ("error_text", "untyped_error") and (
+            ending.error != "event" or self.spec.transport.unnamed
+        ):
             # Unnamed, text is no error event: only ``event: error`` says that it is one (T4).
             raise PlanError("error_text needs an error ending sent as event: error")
         if oddity == "choice_not_object" and (ending.error is None or ending.cut):
