@@ -392,6 +392,16 @@ class ChatErrorsByPayloadOnly(BaseAssembler):
         super().on_event("message" if event == "error" else event, data)
 
 
+class ResponsesSkipsTextData(ResponsesAssembler):
+    """Skips data that is no JSON outside ``event: error`` (a keep-alive, say), where it is no
+    Responses event and fails the stream (T4)."""
+
+    def on_event(self, event: str, data: str) -> None:
+        if event != "error" and not data.startswith(("{", '"', "[")):
+            return
+        super().on_event(event, data)
+
+
 # -- the cases ---------------------------------------------------------------------------------
 
 
@@ -628,6 +638,14 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         "lenient",
     ),
     ("text_data", "anthropic-messages", Ending(), "sse.non-json-data", SkipsTextData, "lenient"),
+    (
+        "text_data",
+        "openai-responses",
+        Ending(),
+        "sse.non-json-data",
+        ResponsesSkipsTextData,
+        "lenient",
+    ),
     # An assembler that takes a call's name from output_item.added alone (R3: .done restates it).
     ("late_name", "openai-responses", Ending(), "name.late", ResponsesAssembler, "lenient"),
     # An assembler that never looks at sequence_number, judged by the strict profile (D51).

@@ -151,9 +151,10 @@ Oddity = Literal[
 - ``name_changes`` (openai-chat): one function call's last delta names another offered function
   tool (the first in sorted order): rejected, or run under the last name, never under the first
   (D12: the drawn scenario is ``impl-defined``; oc-q-name-changed-at-same-index);
-- ``text_data`` (anthropic-messages): ``data: keep-alive`` under ``event: ping`` just before the
-  last block's stop: no JSON, and no error event, it fails the stream there ``protocol_error``
-  (T4);
+- ``text_data`` (anthropic-messages, openai-responses): ``data: keep-alive``, under
+  ``event: ping`` just before the last block's stop (Anthropic), or with no ``event:`` line
+  after the last call's ``output_item.added`` (Responses): no JSON, and no error event, it fails
+  the stream there ``protocol_error`` (T4);
 - ``null_message`` (anthropic-messages): ``message_start`` with ``"message": null``, which
   changes nothing (A4, V6);
 - ``string_error`` (anthropic-messages): the error event of an error ending carries its error

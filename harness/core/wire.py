@@ -97,13 +97,13 @@ def encode(
             # case-sensitive), naming an error, so a reader that takes it for ``event:`` fails.
             lines += [f"id: {number}", *(["retry: 3000", UNKNOWN_FIELD] if number == 0 else [])]
         if fixed is not None:  # one line ending throughout: the event is written in one go
-            written = f": keep-alive{fixed}{fixed}" * keepalive
+            written = "".join(f"{_comment(number)}{fixed}{fixed}" for _ in range(keepalive))
             written += "".join(line + fixed for line in lines)
             written += prefix + text.replace("\n", fixed + prefix) + fixed + fixed
             out += written.encode()
         else:
             for _ in range(keepalive):
-                out += f": keep-alive{next(newlines)}{next(newlines)}".encode()
+                out += f"{_comment(number)}{next(newlines)}{next(newlines)}".encode()
             lines += [prefix + line for line in text.split("\n")]
             for line in lines:
                 out += (line + next(newlines)).encode()
@@ -118,6 +118,12 @@ def encode(
         if transport.invalid_utf8:
             out += "\u20ac".encode()[:2]  # the connection dropped inside a character (T11)
     return Rendered(bytes(out), tuple(ends), tuple(events))
+
+
+def _comment(number: int) -> str:
+    """The keep-alive comment line before event ``number``: a bare colon before the first (the
+    shortest comment there is, as some gateways send it), ``: keep-alive`` before the others."""
+    return ":" if number == 0 else ": keep-alive"
 
 
 def data_size(event: Event, transport: Transport) -> int:

@@ -65,7 +65,6 @@ _RESPONSES = {
     "responses.item-mismatch": _NO_KNOB + " (R8)",
     "responses.done-only": "a plan's fragments must concatenate to its arguments (R1)",
     "args.lone-surrogate-escape": _LONE,
-    "sse.non-json-data": _NO_KNOB + " (the oddity string_data sends JSON: a string)",
 }
 
 

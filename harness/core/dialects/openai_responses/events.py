@@ -176,6 +176,7 @@ ODDITIES: tuple[Oddity, ...] = (
     "sequence_gap",
     "sequence_repeat",
     "late_name",
+    "text_data",
     "no_item_id",
     "added_twice",
     "untyped_event",
@@ -245,6 +246,9 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
     failing = failure_at(spec, events)
     if failing is not None and spec.oddity == "string_data":
         return [*events[:failing], Event(STRING_DATA), *events[failing:]]
+    if failing is not None and spec.oddity == "text_data":
+        # A proxy's keep-alive as data: no JSON, and no error (T4).
+        return [*events[:failing], Event("keep-alive"), *events[failing:]]
     if failing is not None and spec.oddity == "added_twice":
         first = call_item_id(spec.calls[0], 0)
         added = next(event for event in events if _adds_call(event, first))
@@ -255,12 +259,13 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
     return events
 
 
-FAILING: tuple[Oddity, ...] = ("added_twice", "untyped_event", "string_data")
+FAILING: tuple[Oddity, ...] = ("added_twice", "untyped_event", "string_data", "text_data")
 """The oddities that fail the stream at the event they send (:func:`failure_at`)."""
 
 
 def failure_at(spec: StreamSpec, events: Sequence[Event]) -> int | None:
-    """Where ``added_twice``, ``untyped_event`` and ``string_data`` send the event that fails the
+    """Where ``added_twice``, ``untyped_event``, ``string_data`` and ``text_data`` send the event
+    that fails the
     stream: after the last call's ``output_item.added``, as ``sequence_gap`` skips a number
     (every call is on the wire, the last one open)."""
     if spec.oddity not in FAILING:
