@@ -208,15 +208,37 @@ class RequiresCreated(ResponsesAssembler):
         super().on_event(event, data)
 
 
-class ReadsCreatedResponse(ResponsesAssembler):
-    """Reads the response of ``response.created`` as an object, and so crashes on a null one,
-    which changes nothing (A4)."""
+class _ReadsAsObject:
+    """Reads one field of one type of event as an object (``.get`` on it), and so crashes where
+    the field is null or text, which the rules read all the same."""
+
+    EVENT: str
+    FIELD: str
+    KEY: str
 
     def on_event(self, event: str, data: str) -> None:
         payload = json.loads(data) if data.startswith("{") else None
-        if isinstance(payload, dict) and payload.get("type") == "response.created":
-            payload["response"].get("id")
-        super().on_event(event, data)
+        if isinstance(payload, dict) and payload.get("type") == self.EVENT:
+            payload[self.FIELD].get(self.KEY)
+        super().on_event(event, data)  # type: ignore[misc]
+
+
+class ReadsCreatedResponse(_ReadsAsObject, ResponsesAssembler):
+    """The response of ``response.created``, where a null one changes nothing (A4)."""
+
+    EVENT, FIELD, KEY = "response.created", "response", "id"
+
+
+class ReadsTheMessage(_ReadsAsObject, AnthropicAssembler):
+    """``message_start``'s message, where a null one changes nothing (A4)."""
+
+    EVENT, FIELD, KEY = "message_start", "message", "id"
+
+
+class ReadsTheErrorObject(_ReadsAsObject, AnthropicAssembler):
+    """An error event's error, where one sent as text is a stream error all the same (T4)."""
+
+    EVENT, FIELD, KEY = "error", "error", "message"
 
 
 class BoundaryOnlyAtStop(AnthropicAssembler):
@@ -298,16 +320,6 @@ class LastRestatementWins(ResponsesAssembler):
         super().restate(call, text)
 
 
-class SkipsStringData(ResponsesAssembler):
-    """Skips JSON data that is not an object, where it is no Responses event and fails the
-    stream (T4)."""
-
-    def on_event(self, event: str, data: str) -> None:
-        if data.startswith('"'):
-            return
-        super().on_event(event, data)
-
-
 class ReadsCreated(BaseAssembler):
     """Reads every chunk's ``created`` (the response's timestamp) as if each carried one, where
     metadata that changes between chunks, absent included, is only recorded (quirk C30)."""
@@ -342,48 +354,6 @@ class ReadsEitherKind(BaseAssembler):
         super().on_tool_delta(choice, entry)
 
 
-class AnthropicSkipsStringData(AnthropicAssembler):
-    """Skips JSON data that is not an object, where it is no Anthropic event and fails the
-    stream (T4)."""
-
-    def on_event(self, event: str, data: str) -> None:
-        if data.startswith('"'):
-            return
-        super().on_event(event, data)
-
-
-class ReadsTheMessage(AnthropicAssembler):
-    """Reads ``message_start``'s message as an object (its id), and so crashes on a null one,
-    which changes nothing (A4)."""
-
-    def on_event(self, event: str, data: str) -> None:
-        payload = json.loads(data) if data.startswith("{") else None
-        if isinstance(payload, dict) and payload.get("type") == "message_start":
-            payload["message"].get("id")
-        super().on_event(event, data)
-
-
-class ReadsTheErrorObject(AnthropicAssembler):
-    """Reads an error event's error as an object (its message), and so crashes on one sent as
-    text, which is a stream error all the same (T4)."""
-
-    def on_event(self, event: str, data: str) -> None:
-        payload = json.loads(data) if data.startswith("{") else None
-        if isinstance(payload, dict) and payload.get("type") == "error":
-            payload["error"].get("message")
-        super().on_event(event, data)
-
-
-class SkipsTextData(AnthropicAssembler):
-    """Skips data that is no JSON outside ``event: error`` (a keep-alive, say), where it is no
-    Anthropic event and fails the stream (T4)."""
-
-    def on_event(self, event: str, data: str) -> None:
-        if event != "error" and not data.startswith(("{", '"')):
-            return
-        super().on_event(event, data)
-
-
 class ChatErrorsByPayloadOnly(BaseAssembler):
     """Takes an event for an error by its payload alone, where ``event: error`` makes it one
     whatever the payload (T4): an error object neither nested nor marked is read as a chunk."""
@@ -392,14 +362,22 @@ class ChatErrorsByPayloadOnly(BaseAssembler):
         super().on_event("message" if event == "error" else event, data)
 
 
-class ResponsesSkipsTextData(ResponsesAssembler):
-    """Skips data that is no JSON outside ``event: error`` (a keep-alive, say), where it is no
-    Responses event and fails the stream (T4)."""
+class _SkipsNonObjectData:
+    """Skips data that is no JSON object outside ``event: error`` (a JSON string, a keep-alive
+    as text), where it is no event of the dialect and fails the stream (T4)."""
 
     def on_event(self, event: str, data: str) -> None:
-        if event != "error" and not data.startswith(("{", '"', "[")):
+        if event != "error" and not data.startswith("{"):
             return
-        super().on_event(event, data)
+        super().on_event(event, data)  # type: ignore[misc]
+
+
+class AnthropicSkipsNonObjectData(_SkipsNonObjectData, AnthropicAssembler):
+    """:class:`_SkipsNonObjectData` reading Anthropic Messages."""
+
+
+class ResponsesSkipsNonObjectData(_SkipsNonObjectData, ResponsesAssembler):
+    """:class:`_SkipsNonObjectData` reading the Responses API."""
 
 
 # -- the cases ---------------------------------------------------------------------------------
@@ -577,7 +555,7 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         "openai-responses",
         Ending(),
         "responses.non-object-data",
-        SkipsStringData,
+        ResponsesSkipsNonObjectData,
         "lenient",
     ),
     (
@@ -618,7 +596,7 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         "anthropic-messages",
         Ending(),
         "anthropic.non-object-data",
-        AnthropicSkipsStringData,
+        AnthropicSkipsNonObjectData,
         "lenient",
     ),
     (
@@ -637,13 +615,20 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         ReadsTheErrorObject,
         "lenient",
     ),
-    ("text_data", "anthropic-messages", Ending(), "sse.non-json-data", SkipsTextData, "lenient"),
+    (
+        "text_data",
+        "anthropic-messages",
+        Ending(),
+        "sse.non-json-data",
+        AnthropicSkipsNonObjectData,
+        "lenient",
+    ),
     (
         "text_data",
         "openai-responses",
         Ending(),
         "sse.non-json-data",
-        ResponsesSkipsTextData,
+        ResponsesSkipsNonObjectData,
         "lenient",
     ),
     # An assembler that takes a call's name from output_item.added alone (R3: .done restates it).

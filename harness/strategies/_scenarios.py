@@ -135,9 +135,9 @@ def _title(spec: StreamSpec) -> str:
 
 def scenario_for(spec: StreamSpec, splittings: Sequence[Splitting] = ()) -> Scenario:
     """A ``must`` scenario for a planned spec (``impl-defined`` for ``name_changes``, D12), under
-    both profiles: its id (``fuzz-`` and a
-    hash of the spec, so the same spec always gets the same id), a title naming what it does,
-    the rules from ``rules_for``, layer tags, and the quirks the oracle expects a finding for."""
+    both profiles: its id (``fuzz-`` and a hash of the spec, so the same spec always gets the
+    same id), a title naming what it does, the rules from ``rules_for``, layer tags, and the
+    quirks the oracle expects a finding for."""
     digest = hashlib.sha256(repr(spec).encode("utf-8", "surrogatepass")).hexdigest()[:12]
     findings = expect(spec, render(spec), "lenient").findings
     return Scenario(

@@ -18,6 +18,7 @@ from ...wire import Event
 
 __all__ = [
     "ENVELOPE",
+    "ERROR_MESSAGE",
     "ERROR_TEXT",
     "ODDITIES",
     "USAGE",
@@ -91,6 +92,8 @@ ODDITIES: tuple[Oddity, ...] = (
 )
 """The oddities (``StreamSpec.oddity``) an openai-chat plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
+ERROR_MESSAGE = "The server had an error while processing your request."
+"""The message of every error an error ending sends (OpenAI's wording)."""
 _TEXT_WITH_CALL = "Let me check."
 """The text ``text_with_call`` sends beside the first tool call."""
 ERROR_TEXT = (
@@ -129,7 +132,7 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         return [Event(ERROR_TEXT, "error") if event.event == "error" else event for event in events]
     if oddity == "untyped_error":
         # The error object alone, neither nested under "error" nor marked "object": "error".
-        bare = {"message": "The server had an error while processing your request.", "code": 500}
+        bare = {"message": ERROR_MESSAGE, "code": 500}
         return [Event(bare, "error") if event.event == "error" else event for event in events]
     if oddity == "created_late":
         for at, event in enumerate(events):
@@ -204,8 +207,8 @@ def changes_name(spec: StreamSpec) -> tuple[int, str] | None:
     functions = sorted(tool.name for tool in spec.tools if tool.kind == "function")
     for number in _plain_calls(spec):
         call = spec.calls[number]
-        others = [name for name in functions if name != call.name]
         if call.kind == "function" and call.name is not None and call.name_policy == "once":
+            others = [name for name in functions if name != call.name]
             return (number, others[0]) if others else None
     return None
 
@@ -453,7 +456,7 @@ def _legacy_deltas(call: CallPlan) -> list[dict[str, Any]]:
 
 
 def _error(shape: str) -> Event:
-    message = "The server had an error while processing your request."
+    message = ERROR_MESSAGE
     if shape == "nested":
         return Event({"error": {"message": message, "type": "server_error", "code": None}})
     if shape == "flat":

@@ -235,8 +235,9 @@ class _Derivation:
         if oddity in ("error_text", "untyped_error") and (
             ending.error != "event" or self.spec.transport.unnamed
         ):
-            # Unnamed, text is no error event: only ``event: error`` says that it is one (T4).
-            raise PlanError("error_text needs an error ending sent as event: error")
+            # Unnamed, text or a bare object is no error event: only ``event: error`` says that
+            # it is one (T4).
+            raise PlanError(f"{oddity} needs an error ending sent as event: error")
         if oddity == "choice_not_object" and (ending.error is None or ending.cut):
             raise PlanError("choice_not_object takes the place of an error ending's event")
         if oddity == "kind_changes" and (

@@ -221,16 +221,13 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         return [*events, Event("[DONE]")]
     if spec.oddity == "late_name":
         # The first call item added without its name: its .done or output_item.done names it.
-        adds = next((at for at, event in enumerate(events) if _adds_call(event)), None)
-        if adds is not None:
-            at = adds
-            item = {k: v for k, v in events[at].data["item"].items() if k != "name"}
-            return [
-                *events[:at],
-                replace(events[at], data={**events[at].data, "item": item}),
-                *events[at + 1 :],
-            ]
-        return events
+        adds = next((n for n, event in enumerate(events) if _adds_call(event)), None)
+        if adds is None:
+            return events
+        data = events[adds].data
+        item = {key: value for key, value in data["item"].items() if key != "name"}
+        nameless = replace(events[adds], data={**data, "item": item})
+        return [*events[:adds], nameless, *events[adds + 1 :]]
     if spec.oddity == "no_item_id" and spec.calls:
         return [_without_item_id(event, call_item_id(spec.calls[0], 0)) for event in events]
     if spec.oddity == "no_event_item_id" and spec.calls:
@@ -264,10 +261,9 @@ FAILING: tuple[Oddity, ...] = ("added_twice", "untyped_event", "string_data", "t
 
 
 def failure_at(spec: StreamSpec, events: Sequence[Event]) -> int | None:
-    """Where ``added_twice``, ``untyped_event``, ``string_data`` and ``text_data`` send the event
-    that fails the
-    stream: after the last call's ``output_item.added``, as ``sequence_gap`` skips a number
-    (every call is on the wire, the last one open)."""
+    """Where the oddities of :data:`FAILING` send the event that fails the stream: after the last
+    call's ``output_item.added``, as ``sequence_gap`` skips a number (every call is on the wire,
+    the last one open)."""
     if spec.oddity not in FAILING:
         return None
     return sequence_gap_at(spec, events)
