@@ -67,7 +67,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--callstream-impl",
         metavar="CONNECTABLE",
-        help="run the callstream corpus against this implementation (py:module:factory)",
+        help="run the callstream corpus against this implementation (py:module:factory, "
+        "py+events:module:factory, cmd:… or http:…)",
     )
     group.addoption(
         "--callstream-scenarios",
