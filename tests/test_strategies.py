@@ -41,6 +41,7 @@ from callstream.core.spec import (
 )
 from callstream.core.wire import data_size
 from callstream.coverage import features_of
+from callstream.errors import PlanError
 from callstream.implementations import reference, reference_strict
 from callstream.reference import Limits, Reason, Tool
 from callstream.rules import OPENAI_CHAT_QUIRKS, RULES
@@ -487,3 +488,21 @@ def test_the_generators_draw_call_items_far_down_the_output_list() -> None:
         assert result.outcome == "passed", (profile, result.failures)
     caught = run_case(found, "lenient", Splitting("whole"), ComparesIndicesByIdentity)
     assert caught.outcome == "failed"
+
+
+def test_an_event_past_the_size_limit_after_a_finish_is_not_predicted() -> None:
+    """A late delta after the finish may be the first event that carries a call: past
+    ``max_event_size`` it fails the stream there, with the finish and its repeat already
+    recorded (C20). The oracle predicts the findings before an oversized event only where
+    nothing comes after a finish, so it refuses this plan rather than predict too few."""
+    tool = Tool("note", {"type": "object", "properties": {"text": {"type": "string"}}})
+    spec = StreamSpec(
+        (tool,),
+        (),
+        noise=Noise(role=True),
+        ending=Ending(finish="stop", after_finish=("duplicate_finish", "late_delta")),
+        transport=Transport(multiline=True),
+        limits=Limits(max_event_size=265),
+    )
+    with pytest.raises(PlanError, match="max_event_size"):
+        expect(spec, render(spec), "lenient")

@@ -174,8 +174,15 @@ class _Derivation:
             carries_call(event.data) for event in events[:over]
         ):
             raise PlanError("an event past max_event_size must be the first that carries a call")
-        if noise.role_every or noise.usage_every or spec.ending.cut or spec.oddity is not None:
-            # What these record may come at or after that event.
+        if (
+            noise.role_every
+            or noise.usage_every
+            or spec.ending.cut
+            or spec.ending.after_finish
+            or spec.oddity is not None
+        ):
+            # What these record may come at or after that event (a late delta after a finish
+            # may be the first event that carries a call, the finish before it recorded).
             raise PlanError("an event past max_event_size with findings at or after it")
         before = {
             _QUIRK["C21"]: noise.empty_first,
