@@ -5,10 +5,12 @@ under the ci profile with a fixed seed and a fixed example budget (``--examples`
 so every mutant meets the same streams: first the lenient reference; then, if the mutant
 survived that, the strict one (``--strict-examples``, default half ``--examples``) on streams of
 its own seed; then as many with the lenient reference fed decoded events (``py+events:``), which
-reaches ``Assembler.feed_event``. A mutant that changes only what the strict profile does (a
-quirk it rejects a call for, a call the lenient profile keeps), or only what ``feed_event``
-does, is invisible to a lenient run of bytes, and a mutant the lenient run kills never pays for
-the others. It exits 1 as soon as a search finds a failure (shrinking is cut to a token, since
+reaches ``Assembler.feed_event``; then as many on the reference's snapshots route
+(``reference_snapshots``, openai-chat streams read as cumulative snapshots, D76). A mutant that
+changes only what the strict profile does (a quirk it rejects a call for, a call the lenient
+profile keeps), only what ``feed_event`` does, or only what a route that opts in does, is
+invisible to a lenient run of bytes, and a mutant the lenient run kills never pays for the
+others. It exits 1 as soon as a search finds a failure (shrinking is cut to a token, since
 only the verdict counts here) and 0 when every budget is spent without one (the mutant
 survived). Finds and reports go to a temporary folder.
 """
@@ -37,10 +39,14 @@ EVENTS = "py+events:callstream.implementations:reference"
 EVENTS_SEED = 2000
 """The seed of the last search, the lenient reference fed decoded events (``Assembler.feed_event``
 behind callstream's SSE decoder): what only that API does is invisible to the other two."""
+SNAPSHOTS = "py:callstream.implementations:reference_snapshots"
+SNAPSHOTS_SEED = 3000
+"""The seed of the search on the snapshots route (the one route that opts in the fuzzer draws
+for): what only ``CallBook.append``'s snapshot reading does is invisible to the others."""
 
 
 def main(argv: list[str]) -> int:
-    """1 when the fuzzer finds a failure within either budget, 0 when it does not."""
+    """1 when the fuzzer finds a failure within any budget, 0 when it does not."""
     parser = argparse.ArgumentParser(prog="mutation/kill_fuzz.py", description=__doc__)
     parser.add_argument("--examples", type=int, default=300)
     parser.add_argument("--strict-examples", type=int, default=None)
@@ -50,6 +56,7 @@ def main(argv: list[str]) -> int:
         (DEFAULT, args.examples, SEED),
         (STRICT, strict_examples, STRICT_SEED),
         (EVENTS, strict_examples, EVENTS_SEED),
+        (SNAPSHOTS, strict_examples, SNAPSHOTS_SEED),
     ]
     for connectable, examples, seed in searches:
         if examples <= 0:
@@ -64,7 +71,9 @@ def main(argv: list[str]) -> int:
                 save_regressions=Path(scratch) / "finds",
                 out=Path(scratch) / "report",
             )
-        profile = {STRICT: "strict", EVENTS: "event-fed"}.get(connectable, "lenient")
+        profile = {STRICT: "strict", EVENTS: "event-fed", SNAPSHOTS: "snapshots-route"}.get(
+            connectable, "lenient"
+        )
         if result.found is not None:
             print(f"killed after {result.found_after} {profile} examples", file=sys.stderr)
             return 1

@@ -12,7 +12,7 @@ import pytest
 
 from callstream.certification.wires import WIRES
 from callstream.core.case import run_case
-from callstream.core.dialects import DIALECTS, literal_event
+from callstream.core.dialects import DIALECTS, literal_event, plain_route
 from callstream.core.rendering import render
 from callstream.core.spec import (
     CallPlan,
@@ -97,7 +97,10 @@ class _Lines:
     def literal(self, item: Any) -> Event:
         return literal_event(item)
 
-    def expect(self, spec: StreamSpec, rendered: Rendered, profile: str) -> Expected:
+    def expect(
+        self, spec: StreamSpec, rendered: Rendered, profile: str, opt_ins: frozenset[str]
+    ) -> Expected:
+        plain_route(self.name, opt_ins)
         return Expected(
             tuple(
                 ExpectedCall(

@@ -21,6 +21,7 @@ from callstream.core.spec import CallPlan, Splitting, StreamSpec
 from callstream.corpus.regressions import write_regression
 from callstream.corpus.scenario import load_scenarios
 from callstream.fuzz import FuzzResult, database_for, describe, fuzz, minimise, settings_for
+from callstream.fuzz._searching import _BUDGET_BATCH
 from callstream.reference import Limits, Tool
 from callstream.reports import load_report
 
@@ -64,6 +65,31 @@ def test_fuzz_finds_nothing_in_the_reference(tmp_path: Path) -> None:
     )
     assert (result.exit_code, result.found, result.examples >= 40) == (0, None, True)
     assert not (tmp_path / "regressions").exists()
+
+
+def test_a_seeded_budget_draws_exactly_its_examples_the_same_way_every_time(
+    tmp_path: Path,
+) -> None:
+    """A budget larger than one Hypothesis run (``_BUDGET_BATCH``) is spent in several, each
+    from a seed of its own: exactly the budget is drawn, and the same seed draws the same
+    streams again (the same wire features, counted stream by stream)."""
+    budget = _BUDGET_BATCH * 2 + 17
+    tallies = []
+    for attempt in ("first", "second"):
+        result = fuzz(
+            load_implementation("py:callstream.implementations:reference"),
+            profile="ci",
+            max_examples=budget,
+            seed=7,
+            coverage=True,
+            save_regressions=tmp_path / attempt / "regressions",
+            out=tmp_path / attempt / "report",
+        )
+        assert (result.exit_code, result.examples) == (0, budget)
+        assert result.features is not None
+        tallies.append(result.features)
+    assert tallies[0] == tallies[1]
+    assert sum(tallies[0].streams.values()) == budget
 
 
 def test_ci_profile_is_derandomised_and_keeps_no_database(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from callstream.coverage import features_of
 from callstream.errors import PlanError
 from callstream.implementations import reference, reference_strict
 from callstream.reference import Reason, SSEDecoder, Tool
+from callstream.strategies._oddities import with_oddity
 from tests.mutants._anthropic_base import AnthropicAssembler
 from tests.mutants._base import BaseAssembler, StreamFailure
 from tests.mutants._responses_base import ResponsesAssembler
@@ -239,6 +240,25 @@ class ReadsTheErrorObject(_ReadsAsObject, AnthropicAssembler):
     """An error event's error, where one sent as text is a stream error all the same (T4)."""
 
     EVENT, FIELD, KEY = "error", "error", "message"
+
+
+class RejectsNullInput(AnthropicAssembler):
+    """Takes a null ``partial_json`` for a broken delta, where it is no fragment (A4)."""
+
+    def on_input(self, block: Any, fragment: Any) -> None:
+        if fragment is None:
+            raise StreamFailure(Reason.PROTOCOL_ERROR)
+        super().on_input(block, fragment)
+
+
+class RunsServerTools(AnthropicAssembler):
+    """Takes a ``server_tool_use`` block for one of the client's calls (D21: never)."""
+
+    def on_block_start(self, payload: dict[str, Any]) -> None:
+        block = payload.get("content_block") or {}
+        if block.get("type") == "server_tool_use":
+            payload = {**payload, "content_block": {**block, "type": "tool_use"}}
+        super().on_block_start(payload)
 
 
 class BoundaryOnlyAtStop(AnthropicAssembler):
@@ -495,6 +515,14 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         "lenient",
     ),
     (
+        "empty_item_id",
+        "openai-responses",
+        Ending(),
+        "responses.item-id-empty",
+        RoutesByItemIdOnly,
+        "lenient",
+    ),
+    (
         "null_created",
         "openai-responses",
         Ending(),
@@ -621,6 +649,22 @@ ODDITIES: list[tuple[Oddity, str, Ending, str, Mutant, str]] = [
         Ending(),
         "sse.non-json-data",
         AnthropicSkipsNonObjectData,
+        "lenient",
+    ),
+    (
+        "null_fields",
+        "anthropic-messages",
+        Ending(),
+        "anthropic.null-partial-json",
+        RejectsNullInput,
+        "lenient",
+    ),
+    (
+        "server_tool",
+        "anthropic-messages",
+        Ending(),
+        "anthropic.server-tool",
+        RunsServerTools,
         "lenient",
     ),
     (
@@ -781,6 +825,14 @@ class CaseBlindFields(BaseAssembler):
         super().on_line(name.lower() + colon + value)
 
 
+class StripsLines(BaseAssembler):
+    """Strips each line before reading its field, where a field's name is all before its colon
+    (T3): ``\tdata: [DONE]``, an unknown field, is taken for the end of the stream."""
+
+    def on_line(self, line: str) -> None:
+        super().on_line(line.strip())
+
+
 class StrictUtf8(BaseAssembler):
     """Decodes the body as strict UTF-8, where bytes that are not UTF-8 become U+FFFD (T11)."""
 
@@ -807,6 +859,7 @@ def unflushed(**kwargs: Any) -> Any:
 
 TRANSPORTS: list[tuple[Transport, Ending, str, Mutant]] = [
     (Transport(id_lines=True), Ending(), "sse.unknown-field", CaseBlindFields),
+    (Transport(id_lines=True), Ending(), "sse.indented-field", StripsLines),
     (Transport(invalid_utf8=True), Ending(), "sse.invalid-utf8", StrictUtf8),
     (Transport(invalid_utf8=True), Ending(cut=True), "sse.invalid-utf8", unflushed),
 ]
@@ -815,7 +868,7 @@ TRANSPORTS: list[tuple[Transport, Ending, str, Mutant]] = [
 @pytest.mark.parametrize(
     ("transport", "ending", "feature", "mutant"),
     TRANSPORTS,
-    ids=["unknown-field", "invalid-utf8", "invalid-utf8-at-the-cut"],
+    ids=["unknown-field", "indented-field", "invalid-utf8", "invalid-utf8-at-the-cut"],
 )
 def test_a_transport_corner_shows_its_feature_and_catches_a_reader_that_ignores_its_rule(
     transport: Transport, ending: Ending, feature: str, mutant: Mutant
@@ -892,3 +945,20 @@ def test_a_call_whose_id_changes_on_every_delta_may_come_back_with_any_of_its_id
     for factory in (reference, KeepsTheLastId):
         result = run_case(scenario, "lenient", Splitting("whole"), factory)
         assert result.outcome == "passed", result.failures
+
+
+def test_the_many_calls_oddity_sends_indices_past_256_and_the_reference_passes_it() -> None:
+    """``many calls`` (drawn in under 1 % of openai-chat streams) sends 258 calls at indices 0
+    to 257 under a ``max_calls`` that allows them: the stream shows indices past 256, and the
+    reference assembles every call, in order, under both profiles."""
+    spec = with_oddity("many calls", _spec(None, "openai-chat", Ending()))
+    assert len(spec.calls) == 258
+    rendered = render(spec)
+    assert "chat.index-past-256" in features_of(spec, rendered.data)
+    scenario = strategies.scenario_for(spec)
+    for judged, factory in (("lenient", reference), ("strict", reference_strict)):
+        result = run_case(scenario, judged, Splitting("whole"), factory)
+        assert result.outcome == "passed", (judged, result.failures)
+    expected = expect(spec, rendered, "lenient")
+    assert [call.index for call in expected.calls] == list(range(258))
+    assert {call.status for call in expected.calls} == {"ready"}

@@ -311,10 +311,11 @@ MISTAKES: list[tuple[str, str, int, str]] = [
         "opt_ins: a scenario with route opt-ins runs under the lenient profile only (D75)",
     ),
     (
-        "route opt-ins without their expectation",
+        "route opt-ins the oracle does not predict, without their expectation",
         HEAD + "opt_ins: [repair_json]\nprofiles: [lenient]\n" + CALL,
-        5,
-        "opt_ins: a scenario with route opt-ins writes out its expectation (expect: lenient)",
+        1,
+        "the oracle cannot predict this plan (lenient): openai-chat: the oracle predicts no "
+        "route that opts in (repair_json): write the expectation out (D76)",
     ),
     (
         "an unknown route opt-in",

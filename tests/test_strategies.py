@@ -416,12 +416,18 @@ def test_role_on_every_delta_of_a_stream_without_calls_is_sent_once_and_not_reco
 
 def _below_the_next(spec: StreamSpec) -> int | None:
     """The number of the first call sent at an unused index below the next one of its choice
-    (indices that go down), if any."""
+    (indices that go down), if any. A legacy ``function_call`` has no index, nor has a call
+    sent without one; a call without a planned index is sent at its position in its choice."""
     seen: dict[int, list[int]] = {}
+    positions: dict[int, int] = {}
     for number, plan in enumerate(spec.calls):
+        position = positions.get(plan.choice, 0)
+        positions[plan.choice] = position + 1
         before = seen.setdefault(plan.choice, [])
-        wire = len(before) if plan.index is None else plan.index
-        if not plan.omit_index and wire not in before and wire < len(before):
+        if plan.legacy or plan.omit_index:
+            continue
+        wire = position if plan.index is None else plan.index
+        if wire not in before and wire < len(before):
             return number
         before.append(wire)
     return None

@@ -120,7 +120,7 @@ def run_case(
     ``exposed`` (see ``callstream.core.declaration.OBSERVABLES``); the verdict with its repro."""
     spec = scenario.spec
     rendered = render(spec)
-    expected = expect(spec, rendered, profile)
+    expected = expect(spec, rendered, profile, scenario.opt_ins)
     bounds = _release_bounds(expected)
     runs = 0
     elapsed = 0.0

@@ -72,6 +72,8 @@ Oddity = Literal[
     "name_changes",
     "null_message",
     "string_error",
+    "server_tool",
+    "empty_item_id",
 ]
 """One corner of the wire format a plan's other knobs do not reach, sent once in the stream:
 
@@ -158,7 +160,15 @@ Oddity = Literal[
 - ``null_message`` (anthropic-messages): ``message_start`` with ``"message": null``, which
   changes nothing (A4, V6);
 - ``string_error`` (anthropic-messages): the error event of an error ending carries its error
-  as text (``"error": "Overloaded"``), not an object: a stream error all the same (T4, V6).
+  as text (``"error": "Overloaded"``), not an object: a stream error all the same (T4, V6);
+- ``null_fields`` in anthropic-messages: an ``input_json_delta`` whose ``partial_json`` is null
+  right after the first call's ``content_block_start``, which changes nothing (A4);
+- ``server_tool`` (anthropic-messages): before the stop reason, a web search Anthropic runs
+  itself: a ``server_tool_use`` block streamed as a call's input is, then its
+  ``web_search_tool_result`` block; neither is a call a client runs (E1, V3: D21);
+- ``empty_item_id`` (openai-responses): the first call item's id is ``""``, in its items and
+  its events' ``item_id``: an empty id is no id (A4), so its events are routed by
+  ``output_index`` and R8 recorded, as ``no_item_id``.
 
 A dialect refuses an oddity it does not name (:class:`~callstream.errors.PlanError`)."""
 """Sequential calls (OpenAI); fragments round-robin across calls (C15); each call whole in one
@@ -276,8 +286,10 @@ class Transport:
     id_lines: bool = False
     """Give each event an ``id:`` line (its number) after its ``event:`` line, and the first a
     ``retry:`` line: fields a reader understands, which dispatch nothing and name no event (T3;
-    the event-stream specification, as sse-starlette writes them); and the first an unknown
-    field, ``Event: error``, which a reader ignores (T3: field names are case-sensitive)."""
+    the event-stream specification, as sse-starlette writes them); the first an unknown field,
+    ``Event: error``, which a reader ignores (T3: field names are case-sensitive); and each a
+    field whose name is ``data`` after a tab, ``\tdata: [DONE]``, ignored too (T3: a field's
+    name is all before its colon; a reader that strips lines reads it)."""
     invalid_utf8: bool = False
     """Send bytes that are not UTF-8 (quirk T11): a comment line with a Latin-1 byte before the
     first event; or, in a stream cut inside its last event (``Ending.cut``), instead, the first

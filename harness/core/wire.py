@@ -17,7 +17,16 @@ from typing import Any
 
 from .spec import Transport
 
-__all__ = ["NEWLINES", "UNKNOWN_FIELD", "Event", "Rendered", "data_lines", "data_size", "encode"]
+__all__ = [
+    "INDENTED_FIELD",
+    "NEWLINES",
+    "UNKNOWN_FIELD",
+    "Event",
+    "Rendered",
+    "data_lines",
+    "data_size",
+    "encode",
+]
 
 NEWLINES = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
 
@@ -63,6 +72,11 @@ class Rendered:
 
 UNKNOWN_FIELD = "Event: error"
 """The unknown field ``Transport.id_lines`` writes in the first event (T3: ignored)."""
+INDENTED_FIELD = "\tdata: [DONE]"
+"""The unknown field ``Transport.id_lines`` writes in every event: its name is ``\tdata`` (a
+field's name is all before its colon, T3), so it is ignored. A reader that strips a line before
+reading it takes it for ``data: [DONE]``, as does one that drops the first character of a chunk
+after a lone CR as if it were the LF of a CRLF (a tab is below LF)."""
 
 
 def encode(
@@ -94,8 +108,10 @@ def encode(
         if transport.id_lines:
             # After the event: line, so that a reader that takes any field for it is caught; the
             # first event also carries a field SSE does not name, ignored: ``Event:`` (names are
-            # case-sensitive), naming an error, so a reader that takes it for ``event:`` fails.
+            # case-sensitive), naming an error, so a reader that takes it for ``event:`` fails;
+            # and every event one whose name is ``data`` after a tab (INDENTED_FIELD).
             lines += [f"id: {number}", *(["retry: 3000", UNKNOWN_FIELD] if number == 0 else [])]
+            lines.append(INDENTED_FIELD)
         if fixed is not None:  # one line ending throughout: the event is written in one go
             written = "".join(f"{_comment(number)}{fixed}{fixed}" for _ in range(keepalive))
             written += "".join(line + fixed for line in lines)

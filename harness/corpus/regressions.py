@@ -34,6 +34,7 @@ from callstream.reference import Tool
 
 from ..core.dialects import DEFAULT_DIALECT
 from ..core.spec import CallPlan, Expected, ExpectedCall, Scenario, Splitting, StreamSpec
+from ..rules import listed_opt_ins
 from .scenario import load_scenarios, scenario_schema
 
 __all__ = [
@@ -151,6 +152,8 @@ def _scenario(scenario: Scenario) -> dict[str, Any]:
     for key in ("tags", "quirks", "provenance"):  # written when not empty
         if getattr(scenario, key):
             out[key] = list(getattr(scenario, key))
+    if scenario.opt_ins:
+        out["opt_ins"] = listed_opt_ins(scenario.opt_ins)
     if scenario.splittings:
         out["splittings"] = list(_splittings(scenario.splittings))
     return {**out, **_stream(scenario.spec)}
@@ -372,13 +375,15 @@ def _check_loads_back(text: str, scenario: Scenario) -> None:
 
 def _holds(path: Path, scenario: Scenario) -> bool:
     """Whether the file at ``path`` holds ``scenario``'s id with the same stream, splittings,
-    profiles and kind (a person may have edited its title, rules or tags since)."""
+    profiles, route opt-ins and kind (a person may have edited its title, rules or tags
+    since)."""
     scenarios, _ = _load(path)
     return any(
         found.id == scenario.id
         and found.spec == scenario.spec
         and found.splittings == scenario.splittings
         and found.profiles == scenario.profiles
+        and found.opt_ins == scenario.opt_ins
         and found.kind == scenario.kind
         for found in scenarios
     )

@@ -69,6 +69,15 @@ FEATURES: tuple[Feature, ...] = table_of(
             "anthropic.empty-partial-json", 'an `input_json_delta` with `partial_json: ""`', "A4"
         ),
         feature(
+            "anthropic.null-partial-json", "an `input_json_delta` with `partial_json: null`", "A4"
+        ),
+        feature(
+            "anthropic.server-tool",
+            "a `server_tool_use` block (run by Anthropic) and its result block: no client call",
+            "E1",
+            "V3",
+        ),
+        feature(
             "anthropic.unstopped-block", "a tool_use block that never gets its stop", "C5", "A2"
         ),
         feature("anthropic.empty-name", 'a tool_use block whose name is `""`', "A4", "V4"),
@@ -159,6 +168,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
             if block.get("type") != "tool_use":
                 if block.get("type") == "text":
                     features.add("anthropic.text-block")
+                elif block.get("type") == "server_tool_use":
+                    features.add("anthropic.server-tool")
                 open_blocks[key] = None
                 last = key
                 continue
@@ -190,6 +201,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
             text = piece if isinstance(piece, str) else None
             if text == "":
                 features.add("anthropic.empty-partial-json")
+            elif piece is None and "partial_json" in delta:
+                features.add("anthropic.null-partial-json")
             calls[owner].deltas.append(Delta(index=index, arguments=text))
             if text:
                 order.append(owner)

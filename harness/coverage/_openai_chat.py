@@ -60,6 +60,12 @@ FEATURES: tuple[Feature, ...] = table_of(
         ),
         feature("chat.choice-not-object", "an entry of `choices` that is not an object", "A7"),
         feature(
+            "chat.index-past-256",
+            "a tool-call index above 256 (258 calls in a choice, up to max_calls)",
+            "A5",
+            "V5",
+        ),
+        feature(
             "chat.kind-changes",
             "a call's delta in the other kind's object (`function` for a custom call)",
             "A3",
@@ -178,6 +184,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
         first = list(dict.fromkeys(state.indices))
         if any(index < position for position, index in enumerate(first)):
             features.add("chat.index-below-next")
+        if any(type(index) is int and index > 256 for index in first):
+            features.add("chat.index-past-256")
     if not choices:
         features.add("chat.role-absent")
     if len(choices) > 1:

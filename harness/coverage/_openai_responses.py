@@ -38,6 +38,7 @@ FEATURES: tuple[Feature, ...] = table_of(
         feature("responses.arguments-in-added", "arguments in `output_item.added` already", "R2"),
         feature("responses.item-mismatch", "an `item_id` and `output_index` that disagree", "R8"),
         feature("responses.item-without-id", "a call item without an id", "R8"),
+        feature("responses.item-id-empty", 'a call item whose id is `""`: no id', "A4", "R8"),
         feature("responses.created-null", "a `response.created` whose response is null", "A4"),
         feature(
             "responses.event-without-item-id",
@@ -157,6 +158,8 @@ def classify(events: Sequence[WireEvent], spec: StreamSpec) -> set[str]:
                     features.add("index.reused")
                 if not item.get("id"):
                     features.add("responses.item-without-id")
+                    if item.get("id") == "":
+                        features.add("responses.item-id-empty")
                 elif item.get("id") in by_item:
                     features.add("responses.item-added-twice")
                 number = len(calls)

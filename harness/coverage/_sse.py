@@ -94,6 +94,8 @@ def read_sse(raw: bytes) -> tuple[list[WireEvent], set[str]]:
             features.add("sse.id-retry")
         elif colon and field:
             features.add("sse.unknown-field")
+            if field != field.lstrip():
+                features.add("sse.indented-field")
     if pending:
         features.add("sse.no-final-blank-line")
         if data:

@@ -85,6 +85,7 @@ TRANSPORT_FEATURES: tuple[Feature, ...] = (
     feature("sse.non-json-data", "data that is neither JSON nor `[DONE]`", "T4"),
     feature("sse.id-retry", "`id:` and `retry:` lines, which dispatch nothing", "T3"),
     feature("sse.unknown-field", "a field SSE does not name (`Event:`), ignored", "T3"),
+    feature("sse.indented-field", "a field named `data` after a tab (`\\tdata:`), ignored", "T3"),
 )
 """What the SSE layer does (research/wire_formats.md §1, quirks T1–T12)."""
 

@@ -29,6 +29,18 @@ from ._running import Run
 
 _BATCH = 500
 """Examples per Hypothesis run when fuzzing for a duration (each batch with a fresh seed)."""
+_BUDGET_BATCH = 100
+"""Examples per Hypothesis run when fuzzing to an example budget. Within one run Hypothesis
+makes many examples by mutating earlier ones, so a run's streams share their rarer knobs: one
+run of 500 examples from seed 1000 drew no numeric id and no shared id in any of its 159
+openai-chat streams, where seed 0 drew them in 5 % and 13 %. Runs of 100, each from a seed of
+its own, spread what a budget draws (about 0.1 s per run more)."""
+
+
+FUZZED_OPT_INS = frozenset({"snapshots"})
+"""The route opt-ins the fuzzer draws streams for, in openai-chat alone: the oracle reads a plan
+as a snapshots route does (D76)."""
+_ROUTE_DIALECTS = ("openai-chat",)
 
 
 class _Found(AssertionError):
@@ -92,7 +104,8 @@ def _search(
     stopped: Callable[[], bool],
     found: Callable[[Scenario, CaseResult, int], None],
 ) -> _Outcome:
-    """One process's search: Hypothesis runs of at most ``_BATCH`` examples until the budget or
+    """One process's search: Hypothesis runs of at most ``_BATCH`` examples (``_BUDGET_BATCH``
+    to a budget) until the budget or
     the time is spent or a failure is found and shrunk; or, replaying, one run that replays
     ``search.replay`` and shrinks it. ``found`` is told of the first failure, before it is
     shrunk."""
@@ -176,15 +189,16 @@ def _search(
         budget = budget // search.workers + (search.worker < budget % search.workers)
     for batch in itertools.count(search.worker, search.workers):
         if search.replay is not None:
-            size = 1
-        elif search.deadline is None:
-            assert budget is not None
-            size = budget
-        else:
-            size = _BATCH if budget is None else min(_BATCH, budget - outcome.examples)
-        if size <= 0 or attempt(size, batch) or stopped() or search.deadline is None:
+            attempt(1, batch)
             break
-        if time.time() >= search.deadline:
+        assert budget is not None or search.deadline is not None
+        size = _BATCH if search.deadline is not None else _BUDGET_BATCH
+        if budget is not None:
+            size = min(size, budget - outcome.examples)
+        before = outcome.examples
+        if size <= 0 or attempt(size, batch) or stopped() or outcome.examples == before:
+            break
+        if search.deadline is not None and time.time() >= search.deadline:
             break
     outcome.labels = set(strategies.seen_events())
     if failing:
@@ -193,14 +207,19 @@ def _search(
 
 
 def _drawn(implementation: Implementation) -> st.SearchStrategy[Scenario]:
-    """Scenarios in the dialects the implementation reads (each one drawn by its generator)."""
+    """Scenarios in the dialects the implementation reads (each one drawn by its generator),
+    for its route (with its opt-ins, in the dialects the oracle predicts them for)."""
+    opt_ins = implementation.declaration.opt_ins
     dialects = [
-        name for name in implementation.declaration.dialects if name in strategies.GENERATORS
+        name
+        for name in implementation.declaration.dialects
+        if name in strategies.GENERATORS and (not opt_ins or name in _ROUTE_DIALECTS)
     ]
     if len(dialects) <= 1:
-        return strategies.scenarios(dialect=dialects[0] if dialects else "openai-chat")
+        dialect = dialects[0] if dialects else "openai-chat"
+        return strategies.scenarios(dialect=dialect, opt_ins=opt_ins)
     # Each dialect's strategy built once, not once per example.
-    by_dialect = {name: strategies.scenarios(dialect=name) for name in dialects}
+    by_dialect = {name: strategies.scenarios(dialect=name, opt_ins=opt_ins) for name in dialects}
     return st.sampled_from(dialects).flatmap(by_dialect.__getitem__)
 
 

@@ -15,7 +15,7 @@ from ..rules import listed_opt_ins
 from ._profiles import FUZZ_PROFILES, database_for
 from ._progress import FuzzProgress, _Quiet
 from ._result import FuzzResult, _write_report
-from ._searching import _Search
+from ._searching import FUZZED_OPT_INS, _Search
 from ._workers import _supervise
 
 
@@ -55,12 +55,16 @@ def fuzz(
     for name, seconds in (("timeout", timeout), ("shrink time", shrink_time)):
         if not 0 < seconds < math.inf:
             raise UsageError(f"the {name} must be a positive number of seconds, not {seconds}")
-    if opt_ins := implementation.declaration.opt_ins:
+    declaration = implementation.declaration
+    if declaration.opt_ins and not (
+        declaration.opt_ins <= FUZZED_OPT_INS and "openai-chat" in declaration.dialects
+    ):
         raise UsageError(
             f"{implementation.connectable} declares the route opt-ins "
-            f"{', '.join(listed_opt_ins(opt_ins))}: the fuzzer draws streams of routes without "
-            "opt-ins, which such a route does not run (D74); run the scenarios written for its "
-            "route with callstream run"
+            f"{', '.join(listed_opt_ins(declaration.opt_ins))}: the fuzzer draws streams for "
+            "a plain route, or an openai-chat route that opts in to snapshots alone (D76), "
+            "and such a route runs no others (D74); run the scenarios written for its route "
+            "with callstream run"
         )
     if duration is None and max_examples is None:
         max_examples = 1000

@@ -41,10 +41,10 @@ _UNKNOWN_NAMES = ("unknown_tool", "Search", "get_weather ", "tool.name", "фун
 _ID_SUFFIXES = ("_a1B2c3", "-Ωμέγα", "_😀")
 _EXTRA_CONTENT = {"google": {"thought_signature": "CiQBjz1rX2Z0ZXN0LXNpZ25hdHVyZQ=="}}
 _INDEXING = sometimes("next", ("none", "zero", "late"), 30)
-_QUIRKS = knobs(flag(50), one_in("next", ("none", "zero", "late"), 30))
+_QUIRKS = knobs(flag(50), one_in("next", ("none", "zero", "late"), 45))
 """Whether a stream's calls send their metadata the ways real servers do (half the streams),
 and how its first choice numbers them (``late``: a call's first delta without its index, the
-later ones with it), in one choice."""
+later ones with it; 15 % each, as only quirky streams use them), in one choice."""
 _DRAFTS = knobs(
     (("valid", 16), ("malformed_json", 2), *((outcome, 1) for outcome in _OUTCOMES[1:])),
     flag(10),
@@ -310,11 +310,29 @@ _ID_POLICIES: tuple[IdPolicy, ...] = ("every", "omit", "empty", "numeric", "chan
 _NAME_POLICIES: tuple[NamePolicy, ...] = ("every", "omit", "late")
 _WHO = knobs(
     ((False, 6), (True, 1)),  # the legacy function_call (14 %: it turns off the others)
-    (("once", 10), *((policy, 5 if policy == "changing" else 3) for policy in _ID_POLICIES)),
+    (
+        ("once", 10),
+        *(
+            (policy, {"changing": 6, "numeric": 5, "every": 4}.get(policy, 3))
+            for policy in _ID_POLICIES
+        ),
+    ),
     (("once", 9), *((policy, 2) for policy in _NAME_POLICIES)),  # 40 %
     (("", 17), *((suffix, 1) for suffix in _ID_SUFFIXES)),  # 15 %
 )
 """How a quirky call names itself, in one choice."""
+_WHO_UNINDEXED = knobs(
+    ((False, 6), (True, 1)),
+    (
+        ("once", 10),
+        *((policy, 15 if policy in ("omit", "empty") else 3) for policy in _ID_POLICIES),
+    ),
+    (("once", 9), *((policy, 2) for policy in _NAME_POLICIES)),
+    (("", 17), *((suffix, 1) for suffix in _ID_SUFFIXES)),
+)
+"""How a quirky call without an index names itself: as ``_WHO``, but without an id (or with
+``""``, as Gemini sends it) about one time in two, so that a later call routed by its name
+alone (a call of its own, C1) is common, not one stream in three hundred."""
 _HOW = knobs(
     flag(15),  # arguments as a JSON value
     flag(20),  # cumulative snapshots
@@ -339,7 +357,7 @@ def _metadata(
     """How one call's metadata travels, among the combinations the oracle can predict. Every
     knob is drawn, then the combinations the oracle cannot predict are turned back to the
     ordinary value, so a call's draws stay aligned while the shrinker simplifies."""
-    legacy, id_policy, name_policy, suffix = _WHO.draw(draw)
+    legacy, id_policy, name_policy, suffix = (_WHO_UNINDEXED if omit_index else _WHO).draw(draw)
     as_value, snapshots, extra, repeated_type, header_arguments = _HOW.draw(draw)
     type_every = repeated_type is not False
     blank_type = repeated_type == "" and plan.kind == "function"

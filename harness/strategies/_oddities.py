@@ -6,9 +6,10 @@ renderer (``StreamSpec.oddity``: an event after ``[DONE]`` or after ``message_st
 without ``delta``, an event of an unknown type, a delta for a block never started, an
 ``event:`` name unlike the payload's type, an ``event: error`` whose data is text, a missing
 ``response.created``, a gap in ``sequence_number``…) or is a plan the other knobs do not draw:
-no calls at all, no tools offered, two calls sharing an id (openai-chat/C34), a stop reason
-outside Anthropic's set. A stream the oddity does not fit (the oracle refuses it) is drawn
-without it, so an oddity costs no rejected example.
+no calls at all, no tools offered, two calls sharing an id (openai-chat/C34), a call id sent
+as a number (C7), a stop reason outside Anthropic's set, 258 calls in one choice. A stream the
+oddity does not fit (the oracle refuses it) is drawn without it, so an oddity costs no rejected
+example.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from callstream.reference import Limits
 from ..core.dialects.anthropic_messages import events as anthropic_messages
 from ..core.dialects.openai_chat import events as openai_chat
 from ..core.dialects.openai_responses import events as openai_responses
-from ..core.spec import Oddity, StreamSpec
+from ..core.spec import CallPlan, Oddity, StreamSpec
 from ._knobs import label_draw, pick, rarely
 from ._predictable import predictable
 
@@ -46,16 +47,59 @@ def _no_tools(spec: StreamSpec) -> StreamSpec:
 
 def _shared_id(spec: StreamSpec) -> StreamSpec:
     """The second call of the first call's choice under its id, or, where it has none, a copy
-    of the first call (openai-chat/C34: two distinct calls, one id)."""
+    of the first call (openai-chat/C34: two distinct calls, one id). Both are sent without a
+    quirk the strict profile rejects a call for, under no size limit, so that the strict
+    profile rejects them for sharing the id (the oracle predicts no other order)."""
     if not spec.calls or spec.calls[0].id is None:
         return spec
-    first, *others = spec.calls
-    for at, plan in enumerate(others, start=1):
-        if plan.choice == first.choice:
-            calls = list(spec.calls)
-            calls[at] = replace(plan, id=first.id)
-            return replace(spec, calls=tuple(calls))
-    return replace(spec, calls=(*spec.calls, first))
+    calls = list(spec.calls)
+    first = calls[0] = _unquirked(calls[0])
+    at = next((at for at, plan in enumerate(calls[1:], 1) if plan.choice == first.choice), None)
+    if at is None:
+        # A copy of its own: the oracle tells a choice's calls apart by identity (as it must,
+        # two calls may be equal), and the same object twice would read as one call.
+        calls.append(replace(first))
+    else:
+        calls[at] = replace(_unquirked(calls[at]), id=first.id)
+    limits = replace(spec.limits, max_argument_bytes=Limits().max_argument_bytes)
+    return replace(spec, calls=tuple(calls), limits=limits)
+
+
+def _numeric_id(spec: StreamSpec) -> StreamSpec:
+    """The first call's id sent as a number (openai-chat/C7: stringified leniently, ignored
+    strictly, so the call is rejected ``missing_id`` there), the call otherwise plain."""
+    if not spec.calls or spec.calls[0].id is None:
+        return spec
+    first = replace(_unquirked(spec.calls[0]), id_policy="numeric")
+    return replace(spec, calls=(first, *spec.calls[1:]))
+
+
+def _unquirked(plan: CallPlan) -> CallPlan:
+    """``plan`` without the metadata quirks the strict profile rejects a call for (C3, C6,
+    C27, C32): its id sent once, its name at once, its arguments as text, as ``tool_calls``."""
+    return replace(
+        plan,
+        id_policy="once" if plan.id_policy == "changing" else plan.id_policy,
+        name_policy="once" if plan.name_policy == "late" else plan.name_policy,
+        arguments_as_value=False,
+        legacy=False,
+    )
+
+
+MANY_CALLS = 258
+"""How many calls ``many calls`` sends: indices past 256, where CPython stops sharing one
+object per small integer, so a reader that compares indices by identity is caught."""
+
+
+def _many_calls(spec: StreamSpec) -> StreamSpec:
+    """:data:`MANY_CALLS` calls of the first tool, each ``{}`` in one delta, at indices 0 to 257
+    in order, under a ``max_calls`` that allows them (openai-chat)."""
+    if not spec.tools:
+        return spec
+    name = spec.tools[0].name
+    calls = tuple(CallPlan(name, "{}", ("{}",), id=f"call_{n}") for n in range(MANY_CALLS))
+    limits = replace(spec.limits, max_calls=MANY_CALLS)
+    return replace(spec, calls=calls, schedule="sequential", limits=limits)
 
 
 def _other_stop(spec: StreamSpec) -> StreamSpec:
@@ -106,6 +150,7 @@ _PLANS: dict[str, Callable[[StreamSpec], StreamSpec]] = {
     "no calls": _no_calls,
     "no tools": _no_tools,
     "shared id": _shared_id,
+    "numeric id": _numeric_id,
     "other stop reason": _other_stop,
     "error_text": _error_text,
     "untyped_error": _untyped_error,
@@ -113,9 +158,10 @@ _PLANS: dict[str, Callable[[StreamSpec], StreamSpec]] = {
     "string_error": _string_error,
     "no_item_done": _no_item_done,
     "restated_otherwise": _restated_otherwise,
+    "many calls": _many_calls,
 }
 _ODDITIES: dict[str, tuple[str, ...]] = {
-    "openai-chat": (*openai_chat.ODDITIES, "shared id", "no calls"),
+    "openai-chat": (*openai_chat.ODDITIES, "shared id", "no calls", "numeric id"),
     "anthropic-messages": (
         *anthropic_messages.ODDITIES,
         "other stop reason",
@@ -129,17 +175,28 @@ its renderer sends (each dialect's ``events.ODDITIES``), then the plans above.""
 
 _ODD = {dialect: rarely(PERCENT * len(names)) for dialect, names in _ODDITIES.items()}
 """Whether a stream of the dialect shows an oddity: one draw, shrinking to none."""
+RARE_PERCENT = 3
+"""How often each of the costly oddities is drawn, in a hundred of the streams that draw no
+other (about one in four): a stream of 258 calls takes twenty times an ordinary one's time."""
+_RARE: dict[str, tuple[str, ...]] = {"openai-chat": ("many calls",)}
+"""The costly oddities, drawn in the streams that draw no other."""
+_RARELY = {dialect: rarely(RARE_PERCENT * len(names)) for dialect, names in _RARE.items()}
 
 
 def draw_oddity(draw: st.DrawFn, dialect: str) -> str | None:
     """Which oddity of ``dialect`` a stream shows, if any: about ``PERCENT`` in a hundred for
-    each. Drawn first, before the calls, so that shrinking the calls keeps it; one draw says
-    whether (shrinking to none), a second which (Hypothesis draws some regions of one long
-    table of outcomes far more often than others)."""
+    each (``RARE_PERCENT`` for the costly ones). Drawn first, before the calls, so that
+    shrinking the calls keeps it; one draw says whether (shrinking to none), a second which
+    (Hypothesis draws some regions of one long table of outcomes far more often than others)."""
     names = _ODDITIES.get(dialect)
-    if names is None or not draw(_ODD[dialect]):
+    if names is None:
         return None
-    return str(pick(draw, names))
+    if draw(_ODD[dialect]):
+        return str(pick(draw, names))
+    rare = _RARE.get(dialect)
+    if rare is None or not draw(_RARELY[dialect]):
+        return None
+    return str(pick(draw, rare))
 
 
 def with_oddity(name: str | None, spec: StreamSpec) -> StreamSpec:

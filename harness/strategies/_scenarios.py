@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import replace
+from functools import partial
 
 from hypothesis import strategies as st
 
@@ -22,6 +24,7 @@ from ..core.spec import (
 )
 from ..rules import RULES, RuleId
 from ._invalid import strictly_parses
+from ._predictable import predictable
 from ._streams import stream_specs
 
 __all__ = [
@@ -37,8 +40,15 @@ _ODDITY_RULES: dict[str, tuple[str, ...]] = {
     "kind_changes": ("A3", "V2"),
     "name_changes": ("A3",),
     "string_data": ("T4", "V6"),
+    "text_data": ("T4", "V6"),
+    "string_error": ("T4", "V6"),
+    "null_message": ("A4", "V6"),
+    "null_fields": ("A4",),
+    "server_tool": ("E1", "V3"),
+    "empty_item_id": ("A4",),
 }
-"""The rules an oddity proves beyond those of the knobs (docs/rules.md: C30, D90, D12, T4)."""
+"""The rules an oddity proves beyond those of the knobs (docs/rules.md: C30, D90, D12, T4, A4,
+D21)."""
 
 
 def rules_for(spec: StreamSpec) -> tuple[RuleId, ...]:
@@ -133,13 +143,16 @@ def _title(spec: StreamSpec) -> str:
     return "fuzz: " + ", ".join(parts)
 
 
-def scenario_for(spec: StreamSpec, splittings: Sequence[Splitting] = ()) -> Scenario:
+def scenario_for(
+    spec: StreamSpec, splittings: Sequence[Splitting] = (), opt_ins: frozenset[str] = frozenset()
+) -> Scenario:
     """A ``must`` scenario for a planned spec (``impl-defined`` for ``name_changes``, D12), under
-    both profiles: its id (``fuzz-`` and a hash of the spec, so the same spec always gets the
-    same id), a title naming what it does, the rules from ``rules_for``, layer tags, and the
-    quirks the oracle expects a finding for."""
+    both profiles (the lenient one alone on a route with ``opt_ins``, D75): its id (``fuzz-``
+    and a hash of the spec, so the same spec always gets the same id), a title naming what it
+    does, the rules from ``rules_for``, layer tags, and the quirks the oracle expects a finding
+    for."""
     digest = hashlib.sha256(repr(spec).encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    findings = expect(spec, render(spec), "lenient").findings
+    findings = expect(spec, render(spec), "lenient", opt_ins).findings
     return Scenario(
         id=f"fuzz-{digest}",
         title=_title(spec),
@@ -150,8 +163,9 @@ def scenario_for(spec: StreamSpec, splittings: Sequence[Splitting] = ()) -> Scen
         # A name changed mid-call may be rejected or taken as the last (D12): only a call run
         # under a name it did not end with is unsafe.
         kind="impl-defined" if spec.oddity == "name_changes" else "must",
-        profiles=PROFILES,
+        profiles=("lenient",) if opt_ins else PROFILES,
         splittings=tuple(splittings),
+        opt_ins=opt_ins,
     )
 
 
@@ -162,12 +176,35 @@ def scenarios(
     max_calls: int = 3,
     max_choices: int = 2,
     lone_surrogates: bool = True,
+    opt_ins: frozenset[str] = frozenset(),
 ) -> st.SearchStrategy[Scenario]:
-    """``stream_specs`` wrapped as Scenarios by ``scenario_for`` (default splittings)."""
-    return stream_specs(
+    """``stream_specs`` wrapped as Scenarios by ``scenario_for`` (default splittings); with
+    ``opt_ins``, for a route that opts in (``snapshots``, openai-chat: D76), each stream made
+    one the oracle predicts there (:func:`_on_route`)."""
+    specs = stream_specs(
         tools,
         dialect=dialect,
         max_calls=max_calls,
         max_choices=max_choices,
         lone_surrogates=lone_surrogates,
-    ).map(scenario_for)
+    )
+    if not opt_ins:
+        return specs.map(scenario_for)
+    return (
+        specs.map(_on_route)
+        .filter(partial(predictable, opt_ins=opt_ins))
+        .map(partial(scenario_for, opt_ins=opt_ins))
+    )
+
+
+def _on_route(spec: StreamSpec) -> StreamSpec:
+    """``spec`` without what the oracle does not predict on a snapshots route (D76): its
+    oddity, a cut, a limit on sizes, arguments sent as a JSON value. Ordinary deltas stay: a
+    snapshots route must refuse them."""
+    return replace(
+        spec,
+        calls=tuple(replace(plan, arguments_as_value=False) for plan in spec.calls),
+        ending=replace(spec.ending, cut=False),
+        limits=Limits(max_calls=spec.limits.max_calls, max_choices=spec.limits.max_choices),
+        oddity=None,
+    )

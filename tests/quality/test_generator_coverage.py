@@ -51,6 +51,8 @@ _CHAT = {
     "args.lone-surrogate-escape": _LONE,
     "id.shared": _RARE
     + "the shared id oddity (strategies._oddities, 6 % of the streams with two calls or more)",
+    "chat.index-past-256": _RARE
+    + "the many calls oddity (strategies._oddities.RARE_PERCENT: 258 calls cost twenty streams)",
 }
 _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from ...errors import UsageError
 from ...rules import RULES, RuleId
 from .anthropic_messages import ANTHROPIC_MESSAGES
-from .base import Dialect, literal_event
+from .base import Dialect, literal_event, plain_route
 from .openai_chat import OPENAI_CHAT
 from .openai_responses import OPENAI_RESPONSES
 
@@ -28,6 +28,7 @@ __all__ = [
     "dialect",
     "literal_event",
     "not_certifiable",
+    "plain_route",
 ]
 
 DIALECTS: dict[str, Dialect] = {

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from ...errors import PlanError
 from ...rules import QuirkId, RuleId
 from ..spec import Expected, StreamSpec
 from ..wire import Event, Rendered
 
-__all__ = ["Dialect", "literal_event"]
+__all__ = ["Dialect", "literal_event", "plain_route"]
 
 
 class Dialect(Protocol):
@@ -42,9 +43,12 @@ class Dialect(Protocol):
     def literal(self, item: Any) -> Event:
         """One item of a scenario's literal ``events:`` list as the event it stands for."""
 
-    def expect(self, spec: StreamSpec, rendered: Rendered, profile: str) -> Expected:
-        """What the planned ``spec``, sent as ``rendered``, must become under ``profile``;
-        :class:`~callstream.errors.PlanError` for a plan it cannot predict."""
+    def expect(
+        self, spec: StreamSpec, rendered: Rendered, profile: str, opt_ins: frozenset[str]
+    ) -> Expected:
+        """What the planned ``spec``, sent as ``rendered``, must become under ``profile`` on a
+        route with ``opt_ins``; :class:`~callstream.errors.PlanError` for a plan it cannot
+        predict."""
 
 
 def literal_event(item: Any) -> Event:
@@ -53,3 +57,14 @@ def literal_event(item: Any) -> Event:
     if isinstance(item, dict) and set(item) <= {"event", "data"} and "data" in item:
         return Event(item["data"], item.get("event"))
     return Event(item)
+
+
+def plain_route(dialect: str, opt_ins: frozenset[str]) -> None:
+    """Refuse a route's opt-ins where the dialect's oracle predicts plain routes only: such a
+    scenario writes its expectation out (D76)."""
+    if opt_ins:
+        listed = ", ".join(sorted(opt_ins))
+        raise PlanError(
+            f"{dialect}: the oracle predicts no route that opts in ({listed}): "
+            "write the expectation out (D76)"
+        )

@@ -16,7 +16,7 @@ from typing import Any
 from ....rules import ANTHROPIC_MESSAGES_QUIRKS, BEYOND_THE_CONTRACT, QuirkId, RuleId, rule_ids
 from ...spec import Expected, StreamSpec
 from ...wire import Event, Rendered
-from ..base import literal_event
+from ..base import literal_event, plain_route
 from .events import ERROR, MESSAGE, USAGE, plan_events, stop_reason
 from .expectation import expect_anthropic_messages
 
@@ -50,8 +50,11 @@ class AnthropicMessages:
             return Event(item, item["type"])
         return literal_event(item)
 
-    def expect(self, spec: StreamSpec, rendered: Rendered, profile: str) -> Expected:
+    def expect(
+        self, spec: StreamSpec, rendered: Rendered, profile: str, opt_ins: frozenset[str]
+    ) -> Expected:
         """What the planned stream must become under ``profile``."""
+        plain_route(self.name, opt_ins)
         return expect_anthropic_messages(spec, rendered, profile)
 
 

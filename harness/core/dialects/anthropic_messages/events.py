@@ -138,6 +138,8 @@ ODDITIES: tuple[Oddity, ...] = (
     "null_message",
     "string_error",
     "text_data",
+    "null_fields",
+    "server_tool",
 )
 """The oddities (``StreamSpec.oddity``) an anthropic-messages plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -148,6 +150,13 @@ UNKNOWN_DELTA: Mapping[str, Any] = {"type": "annotation_delta", "annotation": "c
 STRING_DATA = '"Overloaded"'
 """The data ``string_data`` sends under ``event: content_block_delta``: an upstream error a proxy
 passed on as a JSON string, which is JSON but no Anthropic event (an event is an object)."""
+NULL_DELTA: Mapping[str, Any] = {"type": "input_json_delta", "partial_json": None}
+"""The delta ``null_fields`` sends in the first call's block: a null fragment, which is no
+fragment (A4)."""
+SERVER_TOOL_ID = "srvtoolu_callstream"
+"""The id of the ``server_tool_use`` block ``server_tool`` sends."""
+SERVER_TOOL_INPUT = ('{"query": "weather', ' in Paris"}')
+"""The ``partial_json`` fragments of that block: a web search's input, run by Anthropic."""
 FAILING_DATA: Mapping[str, tuple[str, str]] = {
     "string_data": (STRING_DATA, "content_block_delta"),
     "text_data": ("keep-alive", "ping"),
@@ -167,6 +176,15 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         at = starts[0]
         delta = _indexed("content_block_delta", events[at].data.get("index"), delta=UNKNOWN_DELTA)
         return [*events[: at + 1], _event(delta), *events[at + 1 :]]
+    if oddity == "null_fields" and starts:
+        at = starts[0]
+        delta = _indexed("content_block_delta", events[at].data.get("index"), delta=NULL_DELTA)
+        return [*events[: at + 1], _event(delta), *events[at + 1 :]]
+    if oddity == "server_tool":
+        # After the calls, before the stop reason: a server tool's use, streamed as a call's
+        # input is, and its result, a block of a type no client call has.
+        at = next((at for at, event in enumerate(events) if event.finishes), len(events))
+        return [*events[:at], *map(_event, server_tool_blocks(stray_index(spec))), *events[at:]]
     last = len(spec.calls) - 1
     stop = next((at for at, event in enumerate(events) if last in event.boundaries), None)
     if oddity == "stray_delta" and stop is not None:
@@ -208,6 +226,21 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         data = "Overloaded" if oddity == "error_text" else {"error": dict(ERROR["error"])}
         return [Event(data, "error") if event.event == "error" else event for event in events]
     return events
+
+
+def server_tool_blocks(index: int) -> list[dict[str, Any]]:
+    """The events of a web search Anthropic runs itself, from block ``index`` on: its
+    ``server_tool_use`` block, streamed, and its ``web_search_tool_result`` block."""
+    use = {"type": "server_tool_use", "id": SERVER_TOOL_ID, "name": "web_search", "input": {}}
+    result = {"type": "web_search_tool_result", "tool_use_id": SERVER_TOOL_ID, "content": []}
+    pieces = [{"type": "input_json_delta", "partial_json": piece} for piece in SERVER_TOOL_INPUT]
+    return [
+        _start(index, use),
+        *(_delta(index, piece) for piece in pieces),
+        _stop(index),
+        _start(index + 1, result),
+        _stop(index + 1),
+    ]
 
 
 def stray_index(spec: StreamSpec) -> int:

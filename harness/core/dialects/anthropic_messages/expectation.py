@@ -16,7 +16,10 @@ The rules (REQUIREMENTS.md, research/wire_formats.md ยง8 P-C, docs/rules.md D20โ
   strict profile), a tool_use without id C7 (missing_id strictly, a synthesised id leniently);
 - a stop reason with no ``message_stop`` after it is C24; a last event cut short is T9;
 - a tool_use block whose name is ``""`` (the oddity ``empty_name``) has no name (A4): it is
-  rejected ``missing_name`` once complete (V4), as a block sent without one.
+  rejected ``missing_name`` once complete (V4), as a block sent without one;
+- a ``partial_json`` that is null (``null_fields``) is no fragment (A4), and a server tool's
+  blocks (``server_tool``: ``server_tool_use`` and its result) are no call: neither changes
+  what the calls become, nor records anything.
 """
 
 from __future__ import annotations
@@ -215,6 +218,11 @@ def _check_oddity(spec: StreamSpec) -> None:
         spec.calls and spec.calls[0].name and spec.calls[0].name_policy != "omit"
     ):
         raise PlanError("empty_name needs a first tool_use block sent with its name")
+    if oddity == "null_fields" and not (spec.calls and not spec.calls[0].omit_index):
+        raise PlanError("null_fields needs a first tool_use block sent with its index")
+    if oddity == "server_tool" and ending.error is not None:
+        # Nothing after the error is read: the server tool's blocks would never be.
+        raise PlanError("server_tool needs an ending that is no error")
     if oddity in ("stray_delta", *FAILING_DATA) and not ends_plainly:
         raise PlanError(f"{oddity} needs the last block's stop, and an ending that arrives")
 

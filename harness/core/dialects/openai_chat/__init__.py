@@ -47,9 +47,11 @@ class OpenAIChat:
         """A literal item: a chunk payload, ``"[DONE]"``, or ``{"event": …, "data": …}``."""
         return literal_event(item)
 
-    def expect(self, spec: StreamSpec, rendered: Rendered, profile: str) -> Expected:
+    def expect(
+        self, spec: StreamSpec, rendered: Rendered, profile: str, opt_ins: frozenset[str]
+    ) -> Expected:
         """What the planned stream must become under ``profile``."""
-        return expect_openai_chat(spec, rendered, profile)
+        return expect_openai_chat(spec, rendered, profile, opt_ins)
 
 
 OPENAI_CHAT = OpenAIChat()

@@ -12,7 +12,8 @@ profiles and rejected ``duplicate_id`` under the strict one. A completed call is
 
 from __future__ import annotations
 
-from dataclasses import replace
+import itertools
+from dataclasses import dataclass, replace
 from typing import Any
 
 from callstream.reference import QUIRKS, Limits
@@ -22,6 +23,7 @@ from ....rules import OPENAI_CHAT_QUIRKS, QuirkId, quirk_code
 from ...completion import Completer, Deviation
 from ...spec import CallPlan, Expected, ExpectedCall, StreamSpec
 from ...wire import Rendered, data_size
+from ..base import plain_route
 from .events import ODDITIES, carries_call, changes_kind, changes_name, delta_count
 
 __all__ = ["expect_openai_chat"]
@@ -38,16 +40,25 @@ _DEVIATIONS: dict[Deviation, QuirkId] = {
 """The quirk each deviation met in completing a call is, in this dialect."""
 
 
-def expect_openai_chat(spec: StreamSpec, rendered: Rendered, profile: str) -> Expected:
-    """The expectation for the planned ``spec``, sent as ``rendered``, under ``profile``."""
-    return _Derivation(spec, rendered, profile == "strict").run()
+def expect_openai_chat(
+    spec: StreamSpec, rendered: Rendered, profile: str, opt_ins: frozenset[str] = frozenset()
+) -> Expected:
+    """The expectation for the planned ``spec``, sent as ``rendered``, under ``profile``, on a
+    route with ``opt_ins``: none, or ``snapshots`` (D76), under the lenient profile (D75)."""
+    plain_route("openai-chat", opt_ins - {"snapshots"})
+    if opt_ins and profile != "lenient":
+        raise PlanError("a route that opts in runs under the lenient profile only (D75)")
+    return _Derivation(spec, rendered, profile == "strict", "snapshots" in opt_ins).run()
 
 
 class _Derivation:
-    def __init__(self, spec: StreamSpec, rendered: Rendered, strict: bool) -> None:
+    def __init__(self, spec: StreamSpec, rendered: Rendered, strict: bool, snapshots: bool) -> None:
         self.spec = spec
         self.rendered = rendered
         self.strict = strict
+        self.snapshots = snapshots
+        """On a route that opts in to reading every fragment after a call's first as a
+        cumulative snapshot (quirk C10, D76)."""
         self.findings: set[QuirkId] = set()
         self.kind_changed = changes_kind(spec) if spec.oddity == "kind_changes" else None
         self.name_changed = changes_name(spec) if spec.oddity == "name_changes" else None
@@ -60,6 +71,8 @@ class _Derivation:
         spec = self.spec
         self._stream_findings()
         self._check_plan()
+        if self.snapshots:
+            self._check_snapshots_route()
         unread = self._past_event_size()
         if unread is not None:
             return unread
@@ -263,6 +276,20 @@ class _Derivation:
         ):
             raise PlanError(f"{oddity} needs a tool call")
 
+    def _check_snapshots_route(self) -> None:
+        """Refuse, on a route that reads snapshots, what would reject a call at another moment
+        than the fragment that stops extending its text: a limit on sizes (each snapshot counts
+        anew), a cut stream (the cut may fall in that fragment), a routing ambiguity, an
+        oddity; and arguments sent as a JSON value (their text is the implementation's)."""
+        spec = self.spec
+        sizes = replace(spec.limits, max_calls=Limits().max_calls, max_choices=Limits().max_choices)
+        if spec.oddity is not None or spec.ending.cut or sizes != Limits():
+            raise PlanError("a snapshots route is predicted without oddities, cuts and size limits")
+        if any(plan.arguments_as_value for plan in spec.calls):
+            raise PlanError("a snapshots route is predicted without arguments sent as a value")
+        if any(self._ambiguous(choice) for choice in range(spec.choices)):
+            raise PlanError("a snapshots route is predicted without an ambiguous bare fragment")
+
     def _wire(self, plan: CallPlan, position: int) -> int:
         return position if plan.index is None else plan.index
 
@@ -452,6 +479,15 @@ class _Derivation:
         if not self.strict and self._ambiguous(plan.choice):
             base.pop("arguments_text")
             return ExpectedCall("rejected", "protocol_error", **base)
+        if self.snapshots:
+            read = _snapshots(self._pieces(plan))
+            if read.extended:
+                self.findings.add(_QUIRK["C10"])
+            if read.refused:
+                # Rejected at the fragment that does not extend the text: whatever follows.
+                base.pop("arguments_text")
+                return ExpectedCall("rejected", "malformed_json", **base)
+            text = base["arguments_text"] = read.text
         true_text = plan.arguments if text is None else text
         if len(true_text.encode("utf-8", "surrogatepass")) > spec.limits.max_argument_bytes:
             base["arguments_text"] = None  # cut at the limit: not compared
@@ -485,6 +521,14 @@ class _Derivation:
             release=self.rendered.finish_offset(plan.choice),
         )
 
+    def _pieces(self, plan: CallPlan) -> list[str]:
+        """The argument text each of the call's deltas carries, as ``events`` sends them."""
+        if self.spec.schedule in ("whole", "together") and not plan.legacy:
+            return [plan.arguments]
+        if plan.snapshots and not plan.legacy:
+            return list(itertools.accumulate(plan.fragments))
+        return list(plan.fragments)
+
     def _text(self, plan: CallPlan) -> str | None:
         if plan.arguments_as_value:
             return None  # the implementation serialises the value its own way
@@ -502,3 +546,31 @@ class _Derivation:
         if plan.id_policy == "numeric":
             return None if self.strict else str(int.from_bytes(plan.id.encode()[:4], "big"))
         return plan.id
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    text: str
+    """The text a snapshots route holds: the last snapshot, or the first fragment alone."""
+    extended: bool
+    """A later fragment extended the text: a snapshot was read (C10 recorded)."""
+    refused: bool
+    """A later fragment did not extend the text: the call is rejected ``malformed_json``."""
+
+
+def _snapshots(pieces: list[str]) -> _Reading:
+    """A call's fragments read on a route that opts in to snapshots (quirk C10, D76): the first
+    non-empty one is the text; each later non-empty one must start with the text so far, and
+    replaces it; one that does not is refused. Empty fragments change nothing (A4)."""
+    text: str | None = None
+    extended = False
+    for piece in pieces:
+        if not piece:
+            continue
+        if text is None:
+            text = piece
+        elif piece.startswith(text):
+            text, extended = piece, True
+        else:
+            return _Reading(text, extended, refused=True)
+    return _Reading(text or "", extended, refused=False)

@@ -17,7 +17,7 @@ from typing import Any
 from ....rules import BEYOND_THE_CONTRACT, OPENAI_RESPONSES_QUIRKS, QuirkId, RuleId, rule_ids
 from ...spec import Expected, StreamSpec
 from ...wire import Event, Rendered
-from ..base import literal_event
+from ..base import literal_event, plain_route
 from .events import RESPONSE, USAGE, call_item_id, plan_events
 from .expectation import expect_openai_responses
 
@@ -52,8 +52,11 @@ class OpenAIResponses:
                 return Event(event.data, kind)
         return event
 
-    def expect(self, spec: StreamSpec, rendered: Rendered, profile: str) -> Expected:
+    def expect(
+        self, spec: StreamSpec, rendered: Rendered, profile: str, opt_ins: frozenset[str]
+    ) -> Expected:
         """What the planned stream must become under ``profile``."""
+        plain_route(self.name, opt_ins)
         return expect_openai_responses(spec, rendered, profile)
 
 

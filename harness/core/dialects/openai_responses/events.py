@@ -185,6 +185,7 @@ ODDITIES: tuple[Oddity, ...] = (
     "no_item_done",
     "restated_otherwise",
     "string_data",
+    "empty_item_id",
 )
 """The oddities (``StreamSpec.oddity``) an openai-responses plan may show, in the order the
 generators draw them (the first is what a drawn one shrinks to)."""
@@ -230,6 +231,9 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
         return [*events[:adds], nameless, *events[adds + 1 :]]
     if spec.oddity == "no_item_id" and spec.calls:
         return [_without_item_id(event, call_item_id(spec.calls[0], 0)) for event in events]
+    if spec.oddity == "empty_item_id" and spec.calls:
+        first = call_item_id(spec.calls[0], 0)
+        return [_without_item_id(event, first, instead="") for event in events]
     if spec.oddity == "no_event_item_id" and spec.calls:
         first = call_item_id(spec.calls[0], 0)
         return [_without_item_id(event, first, items=False) for event in events]
@@ -269,18 +273,25 @@ def failure_at(spec: StreamSpec, events: Sequence[Event]) -> int | None:
     return sequence_gap_at(spec, events)
 
 
-def _without_item_id(event: Event, item_id: str, *, items: bool = True) -> Event:
+def _without_item_id(
+    event: Event, item_id: str, *, items: bool = True, instead: str | None = None
+) -> Event:
     """``event`` without the item id ``item_id`` (``item.id``, unless not ``items``, or
-    ``item_id``), where it has it."""
+    ``item_id``), where it has it; with ``instead``, that id in its place (``""``)."""
     data = event.data
     if not isinstance(data, dict):
         return event
     item = data.get("item")
     if items and isinstance(item, dict) and item.get("id") == item_id:
         bare = {key: value for key, value in item.items() if key != "id"}
+        if instead is not None:
+            bare["id"] = instead
         return replace(event, data={**data, "item": bare})
     if data.get("item_id") == item_id:
-        return replace(event, data={k: v for k, v in data.items() if k != "item_id"})
+        kept = {k: v for k, v in data.items() if k != "item_id"}
+        if instead is not None:
+            kept["item_id"] = instead
+        return replace(event, data=kept)
     return event
 
 

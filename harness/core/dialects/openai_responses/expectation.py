@@ -41,6 +41,10 @@ from .events import (
 __all__ = ["expect_openai_responses"]
 
 _QUIRK = {quirk_code(quirk): quirk for quirk in OPENAI_RESPONSES_QUIRKS}
+_NO_ITEM_ID = ("no_item_id", "no_event_item_id", "empty_item_id")
+"""The oddities that send the first call without an item id where its events route by one: none
+in the item or the events, none in the events, or ``""`` (no id either, A4): routed by
+``output_index``, R8 recorded (D40)."""
 """openai-responses' quirk ids by code: ``_QUIRK["R1"]`` is ``openai-responses/R1``."""
 _DEVIATIONS: dict[Deviation, QuirkId] = {
     "synthetic_id": _QUIRK["R9"],
@@ -97,7 +101,7 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
         findings.add(_QUIRK["R5"])  # [DONE] is no Responses event: recorded and ignored (D49)
     if spec.oddity == "event_mismatch" and not spec.transport.unnamed:
         findings.add(_QUIRK["T8"])
-    if spec.oddity in ("no_item_id", "no_event_item_id"):
+    if spec.oddity in _NO_ITEM_ID:
         findings.add(_QUIRK["R8"])  # routed by output_index (D40)
     # An item added twice, or an event that is no Responses event, fails the stream (A5, T3, T4).
     failure = failure_at(spec, events)
@@ -105,7 +109,7 @@ def expect_openai_responses(spec: StreamSpec, rendered: Rendered, profile: str) 
     indices = output_indices(spec)
     for number, plan in enumerate(spec.calls):
         rejected = _quirks(plan, number, indices, spec.noise.content is not None, findings)
-        if number == 0 and spec.oddity in ("no_item_id", "no_event_item_id"):
+        if number == 0 and spec.oddity in _NO_ITEM_ID:
             rejected = rejected or "R8"
         stops = failure if failure is not None else gap if strict else None
         read = stops is None or _bounded_before(rendered, number, stops)
@@ -225,7 +229,7 @@ def _check_oddity(spec: StreamSpec, terminal: str | None) -> None:
         # Where the ending cuts the last call off, it has no .done to leave out; snapshots
         # need the .done that restates their text; a cut could fall inside its last delta.
         raise PlanError("no_item_done needs a last call that an arriving ending would close")
-    if oddity in ("no_item_id", "no_event_item_id"):
+    if oddity in _NO_ITEM_ID:
         indices = output_indices(spec)
         taken = [*([0] if spec.noise.content is not None else []), *indices[1:]]
         if not spec.calls or indices[0] in taken:
