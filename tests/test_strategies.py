@@ -46,6 +46,7 @@ from callstream.implementations import reference, reference_strict
 from callstream.reference import Limits, Reason, Tool
 from callstream.rules import OPENAI_CHAT_QUIRKS, RULES
 from callstream.strategies._knobs import flag, knobs, one_in
+from callstream.strategies._splittings import BYTE_BY_BYTE_MAX
 from tests.mutants._base import StreamFailure
 from tests.mutants._responses_base import ResponsesAssembler
 
@@ -323,6 +324,21 @@ def test_offset_splittings_stay_inside_the_stream(data: st.DataObject) -> None:
     if splitting.kind == "offsets":
         assert list(splitting.offsets) == sorted(set(splitting.offsets))
         assert all(0 < offset < len(payload) for offset in splitting.offsets)
+
+
+def test_a_stream_up_to_the_bound_is_cut_byte_by_byte() -> None:
+    """Streams up to ``BYTE_BY_BYTE_MAX`` bytes are drawn cut one byte at a time."""
+    short = b"x" * BYTE_BY_BYTE_MAX
+    assert find(strategies.splittings(short), lambda s: s.kind == "bytes", settings=FIND)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True, database=None)
+@given(st.data())
+def test_a_longer_stream_is_never_cut_byte_by_byte(data: st.DataObject) -> None:
+    """A stream past ``BYTE_BY_BYTE_MAX`` bytes (258 calls) is never cut one byte at a time:
+    the draw that would is cut at many places instead (26 000 chunks cost a hundred streams)."""
+    splitting = data.draw(strategies.splittings(b"x" * (BYTE_BY_BYTE_MAX + 1)))
+    assert splitting.kind != "bytes"
 
 
 def test_knobs_drawn_together_come_as_often_as_each_says() -> None:

@@ -75,6 +75,10 @@ def dangerous_offsets(data: bytes) -> tuple[int, ...]:
 _SPLIT_KINDS = ("whole", "offsets", "many", "bytes")
 """Simplest first: a failure shrinks towards the whole stream in one chunk, then a few cuts."""
 _SPLIT_KIND = st.sampled_from(_SPLIT_KINDS)
+BYTE_BY_BYTE_MAX = 8192
+"""The longest stream cut one byte at a time: a longer one (258 calls in a choice, 26 KB) is cut
+at many places instead, where every byte its own chunk would cost a hundred ordinary examples
+and cut nothing a stream of a few kilobytes does not."""
 
 
 _BYTE_DANGER_KINDS = (
@@ -114,8 +118,10 @@ offset when the stream has none): a list, so the shrinker can delete any cut on 
 @st.composite
 def _splittings(draw: st.DrawFn, data: bytes | None) -> Splitting:
     kind = draw(_SPLIT_KIND)
-    label_draw(f"splitting: {kind}")
     size = len(data) if data is not None else 4096
+    if kind == "bytes" and size > BYTE_BY_BYTE_MAX:
+        kind = "many"
+    label_draw(f"splitting: {kind}")
     if kind in ("whole", "bytes") or size < 2:
         return Splitting("bytes" if kind == "bytes" and size >= 2 else "whole")
     danger = _byte_dangers(data) if data is not None else {}
@@ -135,10 +141,10 @@ def _splittings(draw: st.DrawFn, data: bytes | None) -> Splitting:
 
 def splittings(data: bytes | None = None) -> st.SearchStrategy[Splitting]:
     """Transport splittings: the whole stream at once, a few cuts, many cuts, or every single
-    byte (never ``pairs``, which runs once per byte). Cuts are explicit offsets, so a failure
-    shrinks cut by cut. Given the stream's ``data``, cuts come from ``dangerous_offsets(data)``
-    as often as uniformly; without it, offsets are uniform up to 4096 (those past the end are
-    dropped)."""
+    byte (never ``pairs``, which runs once per byte; never past ``BYTE_BY_BYTE_MAX``). Cuts
+    are explicit offsets, so a failure shrinks cut by cut. Given the stream's ``data``, cuts
+    come from ``dangerous_offsets(data)`` as often as uniformly; without it, offsets are uniform
+    up to 4096 (those past the end are dropped)."""
     return _splittings(data)
 
 

@@ -66,6 +66,14 @@ class _Derivation:
         self.completer = Completer(
             tools, strict=strict, met=lambda met: self.findings.add(_DEVIATIONS[met])
         )
+        self._positions: dict[int, int] = {}
+        """Each call's position within its choice, by the plan's identity (the first, where
+        one plan object comes twice)."""
+        counts: dict[int, int] = {}
+        for plan in spec.calls:
+            self._positions.setdefault(id(plan), counts.get(plan.choice, 0))
+            counts[plan.choice] = counts.get(plan.choice, 0) + 1
+        self._finishes: dict[int, int | None] = {}
 
     def run(self) -> Expected:
         spec = self.spec
@@ -126,8 +134,7 @@ class _Derivation:
         """The wire index of a call that names one, or its position within its choice."""
         if plan.index is not None:
             return plan.index
-        same_choice = [p for p in self.spec.calls if p.choice == plan.choice]
-        return next(n for n, p in enumerate(same_choice) if p is plan)
+        return self._positions[id(plan)]
 
     def _strict_quirk_free(self, plan: CallPlan) -> bool:
         """False when the plan alone carries a quirk the strict profile rejects."""
@@ -518,8 +525,14 @@ class _Derivation:
             base,
             named=plan.name_policy != "omit",
             text=plan.arguments if plan.arguments_as_value else base["arguments_text"],
-            release=self.rendered.finish_offset(plan.choice),
+            release=self._finish_offset(plan.choice),
         )
+
+    def _finish_offset(self, choice: int) -> int | None:
+        """``Rendered.finish_offset``, found once per choice (a stream may hold 258 calls)."""
+        if choice not in self._finishes:
+            self._finishes[choice] = self.rendered.finish_offset(choice)
+        return self._finishes[choice]
 
     def _pieces(self, plan: CallPlan) -> list[str]:
         """The argument text each of the call's deltas carries, as ``events`` sends them."""
