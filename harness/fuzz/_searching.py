@@ -41,6 +41,7 @@ FUZZED_OPT_INS = frozenset({"snapshots"})
 """The route opt-ins the fuzzer draws streams for, in openai-chat alone: the oracle reads a plan
 as a snapshots route does (D76)."""
 _ROUTE_DIALECTS = ("openai-chat",)
+"""The dialects the fuzzer draws for on a route with opt-ins: those whose oracle predicts it."""
 
 
 class _Found(AssertionError):
@@ -105,10 +106,9 @@ def _search(
     found: Callable[[Scenario, CaseResult, int], None],
 ) -> _Outcome:
     """One process's search: Hypothesis runs of at most ``_BATCH`` examples (``_BUDGET_BATCH``
-    to a budget) until the budget or
-    the time is spent or a failure is found and shrunk; or, replaying, one run that replays
-    ``search.replay`` and shrinks it. ``found`` is told of the first failure, before it is
-    shrunk."""
+    to a budget) until the budget or the time is spent or a failure is found and shrunk; or,
+    replaying, one run that replays ``search.replay`` and shrinks it. ``found`` is told of the
+    first failure, before it is shrunk."""
     outcome = _Outcome(features=FeatureTally() if search.coverage else None)
     db = database_for(search.database, profile=search.profile, writable=search.database_writable)
     claimed_profile = implementation.declaration.profile
