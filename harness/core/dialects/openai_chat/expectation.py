@@ -162,6 +162,10 @@ class _Derivation:
             raise PlanError("blank_type is a function call's repeated type (type_every)")
         if any(plan.bare_start for plan in spec.calls):
             raise PlanError("bare_start is anthropic-messages' (a start without input)")
+        if any(self._splits_without_index(plan) for plan in spec.calls):
+            # Without an index a delta is routed by its id: one that names the tool but carries
+            # no id (or another) opens a call of its own (C1).
+            raise PlanError("a later delta of a call without index names a call of its own")
         self._check_late_index()
         self._check_oddity()
         if len(spec.calls) > spec.limits.max_calls or spec.choices > spec.limits.max_choices:
@@ -282,6 +286,14 @@ class _Derivation:
             plan.legacy for plan in self.spec.calls
         ):
             raise PlanError(f"{oddity} needs a tool call")
+
+    def _splits_without_index(self, plan: CallPlan) -> bool:
+        """Whether a call sent without index carries, on a later delta, a name without its id,
+        or another id: read as a new call, not as the call the plan means."""
+        if not plan.omit_index or delta_count(plan, self.spec.schedule) < 2:
+            return False
+        named_later = plan.name is not None and plan.name_policy in ("every", "late")
+        return plan.id_policy == "changing" or (named_later and plan.id_policy != "every")
 
     def _check_snapshots_route(self) -> None:
         """Refuse, on a route that reads snapshots, what would reject a call at another moment
