@@ -528,3 +528,27 @@ def test_an_event_past_the_size_limit_after_a_finish_is_not_predicted() -> None:
     )
     with pytest.raises(PlanError, match="max_event_size"):
         expect(spec, render(spec), "lenient")
+
+
+def test_a_call_without_index_named_again_without_its_id_is_no_plan_the_oracle_predicts() -> None:
+    """Without an index a delta is routed by its id: a later delta that names the tool but
+    carries no id opens a call of its own in the reference (C1), so a plan that sends one is
+    refused rather than predicted as one call (the numeric-id oddity once made such a plan,
+    and the fuzzer of the snapshots route caught the false failure)."""
+    plan = CallPlan(
+        "get_weather",
+        '{"city":"Paris"}',
+        ('{"city":', '"Paris"}'),
+        id="call_0",
+        omit_index=True,
+        id_policy="numeric",
+        name_policy="every",
+    )
+    weather = Tool("get_weather", {"type": "object", "properties": {"city": {"type": "string"}}})
+    spec = StreamSpec(tools=(weather,), calls=(plan,))
+    with pytest.raises(PlanError, match="names a call of its own"):
+        expect(spec, render(spec), "lenient")
+    assert not strategies.predictable(spec)
+    recorded = callstream.reference.Assembler((weather,))
+    released = [*recorded.feed(render(spec).data), *recorded.close()]
+    assert len(released) == 3  # its header and each of its two fragments, a call each
