@@ -74,6 +74,7 @@ class _Derivation:
             self._positions.setdefault(id(plan), counts.get(plan.choice, 0))
             counts[plan.choice] = counts.get(plan.choice, 0) + 1
         self._finishes: dict[int, int | None] = {}
+        self._ambiguity: dict[int, bool] = {}
 
     def run(self) -> Expected:
         spec = self.spec
@@ -313,7 +314,13 @@ class _Derivation:
         return position if plan.index is None else plan.index
 
     def _ambiguous(self, choice: int) -> bool:
-        """Lenient: does an index-less fragment come while several calls of the choice are open?"""
+        """Lenient: does an index-less fragment come while several calls of the choice are open?
+        Worked out once per choice (every call of the choice asks)."""
+        if choice not in self._ambiguity:
+            self._ambiguity[choice] = self._ambiguous_choice(choice)
+        return self._ambiguity[choice]
+
+    def _ambiguous_choice(self, choice: int) -> bool:
         calls = [plan for plan in self.spec.calls if plan.choice == choice]
         for position, plan in enumerate(calls):
             bare = (
