@@ -96,24 +96,7 @@ def pairs(expected: Expected, seen: Observation) -> list[tuple[ExpectedCall, Obs
 
 def expected_for(expected: Expected, result: Observed) -> ExpectedCall | None:
     """The expected call at ``result``'s (choice, index), if any."""
-    return _by_key(expected).get(result.key)
-
-
-_INDEXED: list[tuple[Expected, dict[tuple[Any, Any], ExpectedCall]]] = []
-"""The expected calls of the last few expectations judged, by (choice, index): the checks look
-a result up many times, and a stream may hold 258 calls."""
-
-
-def _by_key(expected: Expected) -> dict[tuple[Any, Any], ExpectedCall]:
-    for kept, index in _INDEXED:
-        if kept is expected:
-            return index
-    index: dict[tuple[Any, Any], ExpectedCall] = {}
-    for call in expected.calls:
-        index.setdefault((call.choice, call.index), call)  # the first, as a scan finds it
-    _INDEXED.insert(0, (expected, index))
-    del _INDEXED[4:]
-    return index
+    return expected.call_at(result.key)
 
 
 def call_name(key: tuple[Any, Any]) -> str:

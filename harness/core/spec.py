@@ -349,6 +349,18 @@ class Expected:
     calls: tuple[ExpectedCall, ...]
     findings: frozenset[QuirkId] = frozenset()
     """Quirk ids a finding-reporting implementation should record (lenient profile)."""
+    _by_key: dict[tuple[int, int], ExpectedCall] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Indexed once: the checks look every result up, and a stream may hold 258 calls.
+        by_key: dict[tuple[int, int], ExpectedCall] = {}
+        for call in self.calls:
+            by_key.setdefault((call.choice, call.index), call)
+        object.__setattr__(self, "_by_key", by_key)
+
+    def call_at(self, key: tuple[Any, Any]) -> ExpectedCall | None:
+        """The (first) expected call at ``key``, a result's (choice, index), if any."""
+        return self._by_key.get(key)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import cycle
 from typing import Any
 
@@ -53,21 +53,29 @@ class Rendered:
     """For each event, the number of bytes that must arrive for it to be dispatched: up to its
     blank line's first character."""
     events: tuple[Event, ...]
+    _finishes: dict[int, int] = field(init=False, repr=False, compare=False)
+    _boundaries: dict[int, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Found once, in one pass: the oracle asks for every call (a stream may hold 258).
+        finishes: dict[int, int] = {}
+        boundaries: dict[int, int] = {}
+        for event, end in zip(self.events, self.ends, strict=False):
+            for choice in event.finishes:
+                finishes.setdefault(choice, end)
+            for call in event.boundaries:
+                boundaries.setdefault(call, end)
+        object.__setattr__(self, "_finishes", finishes)
+        object.__setattr__(self, "_boundaries", boundaries)
 
     def finish_offset(self, choice: int) -> int | None:
-        """Where the event carrying ``choice``'s finish ends, if there is one."""
-        for event, end in zip(self.events, self.ends, strict=False):
-            if choice in event.finishes:
-                return end
-        return None
+        """Where the (first) event carrying ``choice``'s finish ends, if there is one."""
+        return self._finishes.get(choice)
 
     def boundary_offset(self, call: int) -> int | None:
-        """Where the event carrying the per-call boundary of the plan's call number ``call``
-        ends, if there is one."""
-        for event, end in zip(self.events, self.ends, strict=False):
-            if call in event.boundaries:
-                return end
-        return None
+        """Where the (first) event carrying the per-call boundary of the plan's call number
+        ``call`` ends, if there is one."""
+        return self._boundaries.get(call)
 
 
 UNKNOWN_FIELD = "Event: error"

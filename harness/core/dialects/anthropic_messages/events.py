@@ -153,6 +153,11 @@ passed on as a JSON string, which is JSON but no Anthropic event (an event is an
 NULL_DELTA: Mapping[str, Any] = {"type": "input_json_delta", "partial_json": None}
 """The delta ``null_fields`` sends in the first call's block: a null fragment, which is no
 fragment (A4)."""
+FIRST_BLOCK_DELTAS: Mapping[str, Mapping[str, Any]] = {
+    "unknown_delta": UNKNOWN_DELTA,
+    "null_fields": NULL_DELTA,
+}
+"""The delta each of these oddities sends right after the first call's ``content_block_start``."""
 SERVER_TOOL_ID = "srvtoolu_callstream"
 """The id of the ``server_tool_use`` block ``server_tool`` sends."""
 SERVER_TOOL_INPUT = ('{"query": "weather', ' in Paris"}')
@@ -172,13 +177,10 @@ def odd_events(spec: StreamSpec, events: list[Event]) -> list[Event]:
     starts = [at for at, event in enumerate(events) if _tool_start(event)]
     if oddity == "unknown_event":
         return [events[0], _event(dict(UNKNOWN_EVENT)), *events[1:]]
-    if oddity == "unknown_delta" and starts:
+    odd = FIRST_BLOCK_DELTAS.get(oddity or "")
+    if odd is not None and starts:
         at = starts[0]
-        delta = _indexed("content_block_delta", events[at].data.get("index"), delta=UNKNOWN_DELTA)
-        return [*events[: at + 1], _event(delta), *events[at + 1 :]]
-    if oddity == "null_fields" and starts:
-        at = starts[0]
-        delta = _indexed("content_block_delta", events[at].data.get("index"), delta=NULL_DELTA)
+        delta = _indexed("content_block_delta", events[at].data.get("index"), delta=odd)
         return [*events[: at + 1], _event(delta), *events[at + 1 :]]
     if oddity == "server_tool":
         # After the calls, before the stop reason: a server tool's use, streamed as a call's

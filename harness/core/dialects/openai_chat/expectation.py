@@ -73,7 +73,6 @@ class _Derivation:
         for plan in spec.calls:
             self._positions.setdefault(id(plan), counts.get(plan.choice, 0))
             counts[plan.choice] = counts.get(plan.choice, 0) + 1
-        self._finishes: dict[int, int | None] = {}
         self._ambiguity: dict[int, bool] = {}
 
     def run(self) -> Expected:
@@ -544,14 +543,8 @@ class _Derivation:
             base,
             named=plan.name_policy != "omit",
             text=plan.arguments if plan.arguments_as_value else base["arguments_text"],
-            release=self._finish_offset(plan.choice),
+            release=self.rendered.finish_offset(plan.choice),
         )
-
-    def _finish_offset(self, choice: int) -> int | None:
-        """``Rendered.finish_offset``, found once per choice (a stream may hold 258 calls)."""
-        if choice not in self._finishes:
-            self._finishes[choice] = self.rendered.finish_offset(choice)
-        return self._finishes[choice]
 
     def _pieces(self, plan: CallPlan) -> list[str]:
         """The argument text each of the call's deltas carries, as ``events`` sends them."""
