@@ -8,11 +8,12 @@ Run from the repository root::
 
 Three measurements, against the reference assembler unless ``--impl`` says otherwise:
 
-1. **Where the time goes**, in one process: each example is timed stage by stage, drawing the
-   scenario (the generators, including the oracle's check that it can predict the plan),
-   drawing the splitting, rendering the stream, deriving the expectations, feeding the
-   implementation (the floor of any harness: it has to run the thing under test), and the
-   checks; what is left of the wall time is Hypothesis's engine.
+1. **Where the time goes**, in one process, on the scenarios a search draws (in every dialect
+   the implementation reads): each example is timed stage by stage, drawing the scenario (the
+   generators, including the oracle's check that it can predict the plan), drawing the
+   splitting, rendering the stream, deriving the expectations, feeding the implementation (the
+   floor of any harness: it has to run the thing under test), and the checks; what is left of
+   the wall time is Hypothesis's engine.
 2. **Throughput** of ``callstream.fuzz.fuzz`` as ``callstream fuzz --profile ci`` runs it,
    with one worker process and with two (the machine's two cores), in examples per second; the
    figure includes forking the worker processes. Workers fork from a server that imports
@@ -60,7 +61,7 @@ from callstream.core.observation import observe  # noqa: E402
 from callstream.core.oracle import expect  # noqa: E402
 from callstream.core.rendering import render  # noqa: E402
 from callstream.core.split import chunkings  # noqa: E402
-from callstream.fuzz import InProcess, Isolated, fuzz  # noqa: E402
+from callstream.fuzz import InProcess, Isolated, drawn_scenarios, fuzz  # noqa: E402
 
 STAGES = (
     ("scenario", "drawing the scenario (generators + the oracle's predictability check)"),
@@ -85,7 +86,7 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
     """CPU seconds per stage: on a loaded machine wall time stretches, CPU time much less."""
     counted = [0]
     profile = implementation.declaration.profile
-    drawn = strategies.scenarios()  # built once, as the fuzzer builds it
+    drawn = drawn_scenarios(implementation)  # what the fuzzer draws, built once as it builds it
 
     @given(data=st.data())
     @settings(
@@ -161,7 +162,7 @@ def isolation_cost(implementation: Implementation, examples: int) -> dict[str, A
     """Milliseconds per case in process and in a process of its own, over ``examples`` drawn
     cases (drawn first, then timed, so drawing is not counted)."""
     cases: list[tuple[Any, Any]] = []
-    drawn = strategies.scenarios()
+    drawn = drawn_scenarios(implementation)
 
     @given(data=st.data())
     @settings(

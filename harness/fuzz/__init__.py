@@ -25,12 +25,14 @@ from ._profiles import FUZZ_PROFILES, database_for, settings_for
 from ._progress import FuzzProgress, make_fuzz_progress
 from ._result import FuzzResult, describe
 
-# Public for the bench, which times the two, and for the hostile tests, which aim
-# implementations at them. Out of ``__all__`` on purpose: Hypothesis now and then draws the short
-# string literals of local modules (a checkout, an editable install), ``__all__``'s among them,
-# so a new name there can change the examples a derandomised search draws.
+# Public for the bench, which times the two runners and draws what a search draws, and for the
+# hostile tests, which aim implementations at the runners. Out of ``__all__`` on purpose:
+# Hypothesis now and then draws the short string literals of local modules (a checkout, an
+# editable install), ``__all__``'s among them, so a new name there can change the examples a
+# derandomised search draws.
 from ._running import InProcess as InProcess
 from ._running import Isolated as Isolated
+from ._searching import drawn_scenarios as drawn_scenarios
 from ._session import fuzz
 
 __all__ = [

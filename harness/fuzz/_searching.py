@@ -162,7 +162,7 @@ def _search(
                 chosen, phases=tuple(p for p in chosen.phases if p is not Phase.reuse)
             )
 
-        @given(scenario=_drawn(implementation), data=st.data())
+        @given(scenario=drawn_scenarios(implementation), data=st.data())
         @chosen
         def property(scenario: Scenario, data: st.DataObject) -> None:
             check(scenario, data)
@@ -206,7 +206,7 @@ def _search(
     return outcome
 
 
-def _drawn(implementation: Implementation) -> st.SearchStrategy[Scenario]:
+def drawn_scenarios(implementation: Implementation) -> st.SearchStrategy[Scenario]:
     """Scenarios in the dialects the implementation reads (each one drawn by its generator),
     for its route (with its opt-ins, in the dialects the oracle predicts them for)."""
     opt_ins = implementation.declaration.opt_ins

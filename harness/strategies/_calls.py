@@ -6,9 +6,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from functools import cache
 
 from hypothesis import reject
 from hypothesis import strategies as st
@@ -29,6 +27,7 @@ from ._invalid import draw_malformed, draw_schema_violation, violations
 from ._json_text import SURROGATE, spell
 from ._knobs import Json, between, flag, knobs, label_draw, one_in, pick, rarely, sometimes
 from ._schemas import CUSTOM_TOOLS
+from ._tape import CALL_BYTES, tape
 
 __all__ = [
     "call_plans",
@@ -209,14 +208,17 @@ def draw_call_plans(
     max_calls: int,
     lone_surrogates: bool,
 ) -> tuple[CallPlan, ...]:
-    """What ``call_plans`` draws, drawn in the caller's span; each call is still a span of its
-    own (an element of a list), which the shrinker deletes whole."""
+    """What ``call_plans`` draws, drawn in the caller's span (from its tape): how many calls
+    (shrinking to one; ``callstream.fuzz.minimise`` drops any call past that), each then read
+    from a tape of its own, so that the shrinker simplifies one call without moving the bytes
+    of the next."""
+    read = tape(draw)
     # Per choice: indices as OpenAI sends them, none at all (Gemini), or every call at index 0
     # told apart by a new id and name (Ollama), which cannot be interleaved.
-    quirky, mode = _QUIRKS.draw(draw)
+    quirky, mode = _QUIRKS.draw(read)
     if quirky:
         label_draw("calls: metadata quirks")
-    modes = [mode, *(draw(_INDEXING) for _ in range(1, choices))]
+    modes = [mode, *(read(_INDEXING) for _ in range(1, choices))]
     stream = _Stream(
         tools,
         schedule,
@@ -237,33 +239,16 @@ def draw_call_plans(
         legacy_in=set(),
         ambiguous=set(),
     )
-    # A list, each call one element: the shrinker deletes any call, the first included, as
-    # one span. The calls are drawn in order, each seeing what the earlier ones decided.
-    drawing = _DRAWING.set(stream)
-    try:
-        plans = draw(_calls(max_calls))
-    finally:
-        _DRAWING.reset(drawing)
+    # The calls are drawn in order, each seeing what the earlier ones decided.
+    count = 1 + read(between(0, max_calls - 1))
+    plans = [_call(read.another(CALL_BYTES), stream) for _ in range(count)]
     if len({plan.name for plan in plans if plan.name is not None}) < len(plans):
         label_draw("calls: the same function twice")
     return tuple(plans)
 
 
-_DRAWING: ContextVar[_Stream] = ContextVar("callstream strategies: the stream being drawn")
-"""The stream whose calls ``_calls`` is drawing: the list strategy is built once per length
-bound (a strategy built per example costs Hypothesis its working out, every time), so it finds
-what the earlier calls decided here rather than in an argument."""
-
-
-@cache
-def _calls(max_calls: int) -> st.SearchStrategy[list[CallPlan]]:
-    return st.lists(_call(), min_size=1, max_size=max_calls)
-
-
-@st.composite
-def _call(draw: st.DrawFn) -> CallPlan:
-    """One more call of the stream being drawn."""
-    stream = _DRAWING.get()
+def _call(draw: st.DrawFn, stream: _Stream) -> CallPlan:
+    """One more call of ``stream``."""
     choices = len(stream.wires)
     choice = draw(between(0, choices - 1)) if choices > 1 else 0
     draft = _draft(draw, stream.tools, stream.lone_surrogates)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import cache, lru_cache
+from functools import lru_cache
 from itertools import pairwise
 
 from hypothesis import strategies as st
 
 from ._invalid import strictly_parses
-from ._knobs import BYTE, between, label_draw, rarely
+from ._knobs import between, label_draw, rarely, sampled
+from ._tape import tape
 
 __all__ = [
     "cut",
@@ -121,64 +122,58 @@ def kinds_of_cut(danger: Mapping[str, Sequence[int]], points: Iterable[int]) -> 
     return {kind for kind, positions in danger.items() if at.intersection(positions)}
 
 
-_RUNS = 170
-"""First bytes below this (and from 85) make a dangerous cut; from it, a run of cuts."""
-_EVERY = 253
-"""First bytes from this on (one in a hundred) cut a short text into single characters."""
-
-
-@st.composite
-def _instruction(draw: st.DrawFn, length: int) -> tuple[int, int]:
-    """One cut instruction for a text of ``length``: a byte saying how to cut, then what the
-    cut needs. A third of them each cut at a position (the first byte under 85), at a
-    dangerous place (85 to 169: the kind, then a byte for the place), at the end of a run of
-    up to six one-character fragments (170 to 252, the run's length in the byte); one in a
-    hundred (253 and up) cuts a short text into single characters, so about one text in
-    thirty is cut so, by an instruction the shrinker turns into a single cut."""
-    how = draw(BYTE)
-    if how >= _EVERY:
-        return how, 0
-    return how, draw(BYTE if _RUNS > how >= 85 else between(1, length - 1))
-
-
-@cache
-def _cut_instructions(length: int, max_cuts: int) -> st.SearchStrategy[list[tuple[int, int]]]:
-    """Up to ``max_cuts`` instructions for a text of ``length``: a list, so the shrinker can
-    delete any cut on its own; each shrinks to a cut at the first position."""
-    return st.lists(_instruction(length), max_size=max_cuts)
-
-
-_NO_TEXT = st.sampled_from(((), ("",)))
+_CUT = 176
+"""Instruction bytes below this (seven in ten) make no cut (zero bytes: the whole text in one
+fragment)."""
+_DANGEROUS = 202
+"""From this on, a cut at a dangerous place, of the kind the byte says."""
+_RUNS = 228
+"""From this on, the end of a run of one-character fragments, as long as the byte says."""
+_EVERY = 255
+"""This byte (one instruction in 256, about one text in thirty) cuts a short text into single
+characters."""
+_NO_TEXT = sampled(((), ("",)))
 
 
 def cut(draw: st.DrawFn, text: str, max_cuts: int = 8) -> tuple[str, ...]:
-    """What ``fragments(text)`` draws, drawn in the caller's span (no strategy built per text
-    but the cut instructions', which are kept per length)."""
+    """What ``fragments(text)`` draws, drawn in the caller's span: ``max_cuts`` instructions of
+    three bytes each, read from a tape (:mod:`._tape`) whatever they say, so that the shrinker
+    turns any one into no cut on its own. An instruction's first byte says how it cuts: not
+    at all (under 176), at a position (176 to 201), at a dangerous place (202 to 227: the kind,
+    by the byte; the place, by the next two), at the end of a run of up to six one-character
+    fragments (228 to 254, the run's length in the byte) or, 255, into single characters
+    (short texts only); its next two bytes say where, as a fraction of the text, or which
+    place of the kind."""
+    read = tape(draw)
     if len(text) < 2:
         if text:
             return (text,)
-        return tuple(draw(_NO_TEXT))
-    danger = _dangers(text)
-    kinds = sorted(danger)
+        return tuple(read(_NO_TEXT))
+    danger: dict[str, tuple[int, ...]] | None = None  # worked out at the first dangerous cut
     points: set[int] = set()
-    for how, at in draw(_cut_instructions(len(text), max_cuts)):
-        if _RUNS > how >= 85 and kinds:  # a dangerous cut: which kind, then which place
-            places = danger[kinds[how % len(kinds)]]
-            points.add(places[at % len(places)])
+    for _ in range(max_cuts):
+        how, at = read.byte(), read.fraction(len(text) - 1)
+        if how < _CUT:
+            continue
+        if _RUNS > how >= _DANGEROUS:
+            danger = _dangers(text) if danger is None else danger
+        if _RUNS > how >= _DANGEROUS and danger:  # a dangerous cut: which kind, which place
+            places = danger[sorted(danger)[how % len(danger)]]
+            points.add(places[at * len(places) // (len(text) - 1)])
         elif _EVERY > how >= _RUNS:  # a run of one-character fragments ending at ``at``
-            points.update(p for p in range(at - how % 6, at + 1) if p > 0)
-        elif how >= _EVERY:
+            points.update(p for p in range(at + 1 - how % 6, at + 2) if p > 0)
+        elif how == _EVERY:
             if len(text) <= 48:  # every character its own fragment
                 points.update(range(1, len(text)))
                 label_draw("fragments: one character each")
         else:
-            points.add(1 + at % (len(text) - 1))
-    for kind in kinds_of_cut(danger, points):
+            points.add(1 + at)
+    for kind in kinds_of_cut(danger or {}, points):
         label_draw(f"cut {kind}")
     bounds = [0, *sorted(points), len(text)]
     pieces = [text[a:b] for a, b in pairwise(bounds)]
-    if draw(rarely(5)):
-        pieces.insert(draw(between(0, len(pieces))), "")
+    if read(rarely(5)):
+        pieces.insert(read(between(0, len(pieces))), "")
         label_draw("fragments: an empty fragment")
     return tuple(pieces)
 

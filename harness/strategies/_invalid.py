@@ -16,7 +16,7 @@ from callstream.reference import Tool
 
 from ._arguments import draw_valid, json_scalars
 from ._json_text import Spelling, quote, spell
-from ._knobs import Json, between, label_draw, pick
+from ._knobs import COIN, Json, between, label_draw, pick, sampled
 from ._schemas import KEYS, fresh_key
 
 __all__ = [
@@ -57,7 +57,7 @@ _MALFORMED = (
     "comment",
     "blank",
 )
-_MALFORMED_KINDS = st.sampled_from((*_MALFORMED, *("not an object",) * 4))
+_MALFORMED_KINDS = sampled((*_MALFORMED, *("not an object",) * 4))
 """Each kind alike, but a value that is not an object, five times as often: it takes many
 shapes."""
 _WRONG_TYPED: tuple[Json, ...] = (0, "0", 1.5, True, None, [], {}, "x", -1)
@@ -158,7 +158,7 @@ def draw_schema_violation(draw: st.DrawFn, tool: Tool, lone_surrogates: bool) ->
 @st.composite
 def _invalid_arguments(draw: st.DrawFn, tool: Tool, lone_surrogates: bool) -> InvalidArguments:
     violable = bool(violations(tool.parameters))
-    if violable and draw(st.booleans()):
+    if violable and draw(COIN):
         invalid = draw(schema_violation(tool, lone_surrogates))
     else:
         invalid = draw(malformed(tool, lone_surrogates))

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, partial
 from typing import Literal
 
 from hypothesis import strategies as st
 
 from ._knobs import Json, knobs, label_draw
+from ._tape import Tape, readable
 
 __all__ = [
     "CHARACTERS",
@@ -39,13 +40,49 @@ def strings(
     min_size: int = 0, max_size: int = 10, lone_surrogates: bool = False
 ) -> st.SearchStrategy[str]:
     """Text full of quotes, backslashes, control and non-ASCII characters; with
-    ``lone_surrogates``, also unpaired surrogates (JSON can only carry them as escapes)."""
+    ``lone_surrogates``, also unpaired surrogates (JSON can only carry them as escapes). A tape
+    reads it with :func:`read_text`."""
     if not lone_surrogates:
-        return st.text(CHARACTERS, min_size=min_size, max_size=max_size)
-    # A high surrogate right before a low one would read back as one character: keep them apart.
-    return st.text(_CHARACTERS_WITH_SURROGATES, min_size=min_size, max_size=max_size).map(
-        lambda text: _PAIRED.sub("?", text)
-    )
+        text = st.text(CHARACTERS, min_size=min_size, max_size=max_size)
+    else:
+        # A high surrogate right before a low one would read back as one character: keep them
+        # apart.
+        text = st.text(_CHARACTERS_WITH_SURROGATES, min_size=min_size, max_size=max_size).map(
+            lambda text: _PAIRED.sub("?", text)
+        )
+    return readable(text, partial(read_text, min_size, max_size, lone_surrogates))
+
+
+_PRINTABLE = "".join(map(chr, range(0x20, 0x7F)))
+_ZERO = _PRINTABLE.index("0")
+
+
+def read_text(
+    min_size: int, max_size: int, lone_surrogates: bool, tape: Tape, alphabet: str = ""
+) -> str:
+    """What ``strings(min_size, max_size, lone_surrogates)`` draws, read from ``tape``: a
+    length, then three bytes a character whatever it is (so that the shrinker simplifies one
+    character without moving the next): a character of ``alphabet`` when one is given, one
+    time in two; else printable ASCII (a quarter; zero bytes read ``0``), one of the nasty
+    characters (half; with ``lone_surrogates``, lone surrogates among them), any other
+    character of the BMP (a fifth) or beyond it."""
+    nasty = _NASTY + _SURROGATES if lone_surrogates else _NASTY
+    out = []
+    for _ in range(min_size + tape.below(max_size - min_size + 1)):
+        how, at = tape.byte(), tape.fraction(65536)
+        if alphabet and how & 1:
+            out.append(alphabet[at * len(alphabet) >> 16])
+        elif how < 64:
+            out.append(_PRINTABLE[(_ZERO + at) % len(_PRINTABLE)])
+        elif how < 192:
+            out.append(nasty[at * len(nasty) >> 16])
+        elif how < 240:
+            code = 0x80 + at * (0xFFFF - 0x80 - 0x800) // 65536  # no surrogate
+            out.append(chr(code + 0x800 if code >= 0xD800 else code))
+        else:
+            out.append(chr(0x10000 + ((how & 15) << 16 | at)))
+    text = "".join(out)
+    return _PAIRED.sub("?", text) if lone_surrogates else text
 
 
 _SHORT_ESCAPES = {

@@ -1,6 +1,8 @@
 """How every generator draws: knobs that shrink to the ordinary value (``rarely``,
 ``sometimes``, ``mostly_one_of``, several at once with ``knobs``), and the labels and targets
-that statistics and coverage-guided fuzzers steer by."""
+that statistics and coverage-guided fuzzers steer by. Each knob is a Hypothesis strategy that a
+:class:`~._tape.Tape` also reads from its bytes (``readable``): within a generator, where the
+draw function is a tape, a knob costs a byte or two, not a choice."""
 
 from __future__ import annotations
 
@@ -10,15 +12,18 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from functools import cache
-from typing import Any
+from functools import cache, partial
+from typing import Any, TypeVar
 
 from hypothesis import currently_in_test_context, event, target
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from ._tape import Tape, readable
+
 __all__ = [
     "BYTE",
+    "COIN",
     "Json",
     "Knob",
     "Knobs",
@@ -32,20 +37,37 @@ __all__ = [
     "one_in",
     "pick",
     "rarely",
+    "sampled",
     "seen_events",
     "sometimes",
 ]
 
 
 Json = Any
+T = TypeVar("T")
 Schema = dict[str, Any]
+
+
+def _table(outcomes: tuple[T, ...]) -> st.SearchStrategy[T]:
+    """``st.sampled_from(outcomes)``, which a tape reads from a byte or two."""
+    return readable(st.sampled_from(outcomes), lambda tape: outcomes[tape.below(len(outcomes))])
+
+
+def sampled(options: tuple[T, ...]) -> st.SearchStrategy[T]:
+    """One of ``options``, each about as often, shrinking to the first: ``st.sampled_from``,
+    which a :class:`~._tape.Tape` reads from a byte or two. Build it once (module level)."""
+    return _table(options)
 
 
 @cache
 def rarely(percent: int) -> st.SearchStrategy[bool]:
     """True about ``percent`` times in a hundred; shrinks to False. One choice (an index into a
     hundred outcomes), drawn without the extra span a ``.map`` would cost."""
-    return st.sampled_from((False,) * (100 - percent) + (True,) * percent)
+    return _table((False,) * (100 - percent) + (True,) * percent)
+
+
+COIN = rarely(50)
+"""True or False, as often: ``st.booleans()``, which a tape reads."""
 
 
 _ODD = object()
@@ -66,7 +88,12 @@ def mostly_one_of(
     and a span more); shrinks to ``common[0]``. Build it once (module level)."""
     share = max(100 - percent, len(common))
     table = tuple(common[k * len(common) // share] for k in range(share)) + (_ODD,) * percent
-    return _one_or_odd(st.sampled_from(table), odd)
+
+    def read(tape: Tape) -> Any:
+        value = table[tape.below(len(table))]
+        return tape(odd) if value is _ODD else value
+
+    return readable(_one_or_odd(st.sampled_from(table), odd), read)
 
 
 @cache
@@ -81,14 +108,41 @@ def sometimes(ordinary: Any, others: tuple[Any, ...], percent: int) -> st.Search
     outcomes = (ordinary,) * (100 - percent) + tuple(
         others[k * len(others) // share] for k in range(share)
     )
-    return st.sampled_from(outcomes)
+    return _table(outcomes)
 
 
 @cache
 def between(low: int, high: int) -> st.SearchStrategy[int]:
     """``st.integers(low, high)``, built once per bounds: a strategy built per example costs
-    Hypothesis its validation and the working out of its properties, every time."""
-    return st.integers(low, high)
+    Hypothesis its validation and the working out of its properties, every time. A tape reads
+    a range of up to 65 536 integers, uniformly, shrinking (as Hypothesis's do) towards the
+    integer nearest zero; a wider one is Hypothesis's to draw, small values more often."""
+    strategy = st.integers(low, high)
+    count = high - low + 1
+    toward = min(max(low, 0), high)
+    if count > 65536:
+        return readable(strategy, partial(_read_wide, low, high, toward))
+    return readable(strategy, lambda tape: low + (tape.below(count) + toward - low) % count)
+
+
+_LANDMARKS = (0, -1, 1, 127, 128, 255, 256, 65535, 65536, 2**31 - 1, 2**31, 2**32, 2**53 - 1)
+
+
+def _read_wide(low: int, high: int, toward: int, tape: Tape) -> int:
+    """An integer of a wide range, read as Hypothesis draws one (small ones most often): eight
+    bytes whatever it is, the first saying how large (up to 255 half the time, 65 535 a
+    quarter, 2**56 most of the rest, else a landmark: a bound, 0, 2**31, 2**53 - 1…) and its
+    sign, the others its magnitude; zero bytes read the integer nearest zero."""
+    how = tape.byte()
+    magnitude = 0
+    for _ in range(7):
+        magnitude = magnitude << 8 | tape.byte()
+    if how >= 240:
+        value = (low, high, *_LANDMARKS)[(how - 240) % (len(_LANDMARKS) + 2)]
+    else:
+        magnitude &= 0xFF if how < 128 else 0xFFFF if how < 192 else (1 << 56) - 1
+        value = toward - magnitude if how & 1 else toward + magnitude
+    return value if low <= value <= high else low + (value - low) % (high - low + 1)
 
 
 def pick(draw: st.DrawFn, options: Sequence[Any]) -> Any:
@@ -101,7 +155,7 @@ Knob = Sequence[tuple[Any, int]]
 """One knob of :func:`knobs`: its values with their weights, the ordinary value first."""
 
 
-BYTE = st.integers(0, 255)
+BYTE = readable(st.integers(0, 255), Tape.byte)
 """Hypothesis draws an integer uniformly only within 256 or so of zero (wider ranges favour
 small values, by design): knobs are drawn a byte at a time."""
 
@@ -118,11 +172,19 @@ class Knobs:
     """A power of 256: the index is drawn a byte at a time, the first byte the highest."""
     names: tuple[str, ...] = ()
     """Each knob's name, in order, where the knobs are the fields of one value (``fields``)."""
+    width: int = 1
+    """Bytes in an index: the scale is 256 to this power."""
 
     def draw(self, draw: st.DrawFn) -> tuple[Any, ...]:
         """Each knob's value: an index into the combinations, drawn a byte at a time until
         the bytes so far tell the combination (arithmetic decoding), so a common combination
-        takes one choice and a rare one two or three."""
+        takes one choice and a rare one two or three. A tape reads every byte of the index
+        (they cost it nothing), so the knobs take as many bytes whatever their values."""
+        if isinstance(draw, Tape):
+            index = 0
+            for _ in range(self.width):
+                index = index << 8 | draw.byte()
+            return self.outcomes[bisect_right(self.ends, index)]
         low, width = 0, self.scale
         while True:
             width //= 256
@@ -158,12 +220,12 @@ def knobs(*options: Knob, percent: int = 100, names: str = "") -> Knobs:
     weighted[0] = (0, weighted[0][1], weighted[0][2] + off * total_on)
     weighted.sort(key=lambda entry: entry[0])  # stable: within a count, in product order
     total = sum(weight for _, _, weight in weighted)
-    scale = 256
+    scale, width = 256, 1
     while scale < total:
-        scale *= 256
+        scale, width = scale * 256, width + 1
     # Every combination keeps a share of at least one: the scale is at least the total.
     ends = tuple(end * scale // total for end in itertools.accumulate(w for _, _, w in weighted))
-    return Knobs(tuple(v for _, v, _ in weighted), ends, scale, named)
+    return Knobs(tuple(v for _, v, _ in weighted), ends, scale, named, width)
 
 
 def flag(percent: int) -> Knob:

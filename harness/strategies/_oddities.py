@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import cast
 
+from hypothesis import reject
 from hypothesis import strategies as st
 
 from callstream.reference import Limits
@@ -201,11 +202,14 @@ def draw_oddity(draw: st.DrawFn, dialect: str) -> str | None:
 
 def with_oddity(name: str | None, spec: StreamSpec) -> StreamSpec:
     """``spec`` with the oddity ``name`` (from :func:`draw_oddity`), where the oracle predicts
-    it under both profiles; else ``spec`` as it is."""
-    if name is None:
-        return spec
-    odd = _PLANS[name](spec) if name in _PLANS else replace(spec, oddity=cast(Oddity, name))
-    if odd == spec or not predictable(odd):
-        return spec
-    label_draw(f"oddity: {name}")
-    return odd
+    it under both profiles; else ``spec`` as it is, where the oracle predicts that; else the
+    example is rejected. Every generator ends here: the spec the oracle cannot predict is never
+    drawn, and the one with the oddity is checked first, so that it is the only one checked."""
+    if name is not None:
+        odd = _PLANS[name](spec) if name in _PLANS else replace(spec, oddity=cast(Oddity, name))
+        if odd != spec and predictable(odd):
+            label_draw(f"oddity: {name}")
+            return odd
+    if not predictable(spec):
+        reject()
+    return spec

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
-from hypothesis import reject
 from hypothesis import strategies as st
 
 from callstream.reference import Limits, Tool
@@ -21,8 +20,8 @@ from ..core.spec import CallPlan, Ending, Noise, StreamSpec
 from ._calls import draw_call_plans
 from ._knobs import aim, between, flag, knobs, label_draw, one_in, rarely
 from ._oddities import draw_oddity, with_oddity
-from ._predictable import predictable
-from ._schemas import CUSTOM_KNOB, tools, with_custom_tool
+from ._schemas import CUSTOM_KNOB, draw_tools, with_custom_tool
+from ._tape import STREAM_BYTES, tape
 from ._transports import draw_transport
 
 __all__ = ["responses_stream_specs"]
@@ -165,8 +164,10 @@ def responses_stream_specs(
     lone_surrogates: bool,
 ) -> StreamSpec:
     """A Responses stream (the arguments are those of every generator; choices are always 1)."""
+    # The stream's knobs from one choice or two (each call reads a tape of its own).
+    draw = tape(draw, STREAM_BYTES)
     oddity = draw_oddity(draw, _DIALECT)
-    exposed = tuple(tool_set) if tool_set is not None else draw(tools())
+    exposed = tuple(tool_set) if tool_set is not None else draw_tools(draw)
     schedule, custom = _SHAPES.draw(draw)
     if tool_set is None:
         exposed = with_custom_tool(exposed, custom)
@@ -201,8 +202,6 @@ def responses_stream_specs(
         limits=limits,
         dialect=_DIALECT,
     )
-    if not predictable(spec):
-        reject()
     spec = with_oddity(oddity, spec)
     label_draw(f"schedule: {schedule}")
     aim(float(sum(len(plan.fragments) for plan in calls)), "fragments")

@@ -11,14 +11,27 @@ from hypothesis import strategies as st
 
 from callstream.reference import Tool
 
-from ._json_text import CHARACTERS, strings
-from ._knobs import Knob, Schema, between, label_draw, mostly_one_of, one_in, rarely, sometimes
+from ._json_text import CHARACTERS, read_text, strings
+from ._knobs import (
+    COIN,
+    Knob,
+    Schema,
+    between,
+    label_draw,
+    mostly_one_of,
+    one_in,
+    rarely,
+    sampled,
+    sometimes,
+)
+from ._tape import Tape, readable, tape
 
 __all__ = [
     "CUSTOM_KNOB",
     "CUSTOM_TOOLS",
     "KEYS",
     "CustomTool",
+    "draw_tools",
     "fresh_key",
     "tools",
     "with_custom_tool",
@@ -34,12 +47,28 @@ def fresh_key(key: str, taken: Iterable[str]) -> str:
 
 
 _NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+
+
+_FIRST_CHARACTERS = _NAME_CHARACTERS[:52] + "_"
+
+
+def _read_name(tape: Tape) -> str:
+    """A tool name drawn afresh, read from ``tape``: a letter or ``_``, then up to 24 more
+    characters (all 24 read whatever the length, so the bytes after stay where they were)."""
+    first = _FIRST_CHARACTERS[tape.below(len(_FIRST_CHARACTERS))]
+    rest = (tape.below(len(_NAME_CHARACTERS)) for _ in range(24))  # read whatever the length
+    return first + "".join(_NAME_CHARACTERS[at] for at in rest)[: tape.below(25)]
+
+
 _TOOL_NAMES = mostly_one_of(
     ("get_weather", "search", "lookup", "send_email", "read_file"),
-    st.builds(
-        str.__add__,
-        st.sampled_from(_NAME_CHARACTERS[:52] + "_"),
-        st.text(_NAME_CHARACTERS, max_size=24),
+    readable(
+        st.builds(
+            str.__add__,
+            st.sampled_from(_FIRST_CHARACTERS),
+            st.text(_NAME_CHARACTERS, max_size=24),
+        ),
+        _read_name,
     ),
     20,
 )
@@ -47,7 +76,10 @@ _TOOL_NAMES = mostly_one_of(
 _KEY_NAMES = ("a", "b", "city", "query", "path", "limit", "units", "tags", "options", "body")
 KEYS = mostly_one_of(
     _KEY_NAMES,
-    st.text(st.one_of(st.sampled_from("abxyz_"), CHARACTERS), min_size=1, max_size=6),
+    readable(
+        st.text(st.one_of(st.sampled_from("abxyz_"), CHARACTERS), min_size=1, max_size=6),
+        lambda tape: read_text(1, 6, False, tape, alphabet="abxyz_"),
+    ),
     25,
 )
 _SIMPLE_SCHEMAS: tuple[Schema, ...] = (
@@ -62,9 +94,11 @@ _SIMPLE_SCHEMAS: tuple[Schema, ...] = (
 
 
 _ENUM, _BOUNDED = "enum", "bounded"
-_SCALAR_KINDS = st.sampled_from((*_SIMPLE_SCHEMAS, _ENUM, _BOUNDED))
-_ENUM_VALUES = st.lists(strings(max_size=6), min_size=1, max_size=4, unique=True)
-_BOOLEANS = st.booleans()
+_SCALAR_KINDS = sampled((*_SIMPLE_SCHEMAS, _ENUM, _BOUNDED))
+_ENUM_VALUES = readable(
+    st.lists(strings(max_size=6), min_size=1, max_size=4, unique=True),
+    lambda tape: list(dict.fromkeys(tape(strings(max_size=6)) for _ in range(1 + tape.below(4)))),
+)
 
 
 def _scalar_schema(draw: st.DrawFn) -> Schema:
@@ -95,7 +129,7 @@ def _schema(draw: st.DrawFn, leaves: int) -> Schema:
 def _object_schema(draw: st.DrawFn, min_size: int, max_size: int, leaves: int) -> Schema:
     """An object schema of ``min_size`` to ``max_size`` properties sharing ``leaves``."""
     properties: dict[str, Schema] = {}
-    while len(properties) < min_size or (len(properties) < max_size and draw(_BOOLEANS)):
+    while len(properties) < min_size or (len(properties) < max_size and draw(COIN)):
         share = max(1, leaves // max(1, max_size))
         properties[fresh_key(draw(KEYS), properties)] = _schema(draw, share)
     # Which properties are required and whether others are refused: a bit each, in one
@@ -118,7 +152,7 @@ _PARAMETERLESS: tuple[Schema | None, ...] = (
 )
 
 
-_PARAMETERLESS_SCHEMAS = st.sampled_from(_PARAMETERLESS)
+_PARAMETERLESS_SCHEMAS = sampled(_PARAMETERLESS)
 
 
 def _parameters(draw: st.DrawFn) -> Schema | None:
@@ -261,12 +295,16 @@ lie outside the BMP, the four ways to take no parameters, names at OpenAI's limi
 by every example: nothing may change them."""
 
 
-@st.composite
-def _fresh_tool(draw: st.DrawFn) -> Tool:
+def _draw_fresh_tool(draw: st.DrawFn) -> Tool:
     return Tool(draw(_TOOL_NAMES), _parameters(draw))
 
 
-_TOOL_CHOICES = mostly_one_of(_POOLED_TOOLS, _fresh_tool(), 14)
+@st.composite
+def _fresh_tool(draw: st.DrawFn) -> Tool:
+    return _draw_fresh_tool(tape(draw))
+
+
+_TOOL_CHOICES = mostly_one_of(_POOLED_TOOLS, readable(_fresh_tool(), _draw_fresh_tool), 14)
 """A pooled tool, or one time in seven a tool drawn afresh (a name and a schema of its own)."""
 
 
@@ -277,12 +315,17 @@ def _tool_name(tool: Tool, taken: set[str]) -> Tool:
     return tool if name == tool.name else Tool(name, tool.parameters)
 
 
-@st.composite
-def _tools(draw: st.DrawFn, min_size: int, max_size: int) -> tuple[Tool, ...]:
+def draw_tools(draw: st.DrawFn, min_size: int = 1, max_size: int = 3) -> tuple[Tool, ...]:
+    """What ``tools(min_size, max_size)`` draws, drawn in the caller's span (from its tape)."""
     drawn: list[Tool] = []
     for _ in range(draw(between(min_size, max_size))):
         drawn.append(_tool_name(draw(_TOOL_CHOICES), {tool.name for tool in drawn}))
     return tuple(drawn)
+
+
+@st.composite
+def _tools(draw: st.DrawFn, min_size: int, max_size: int) -> tuple[Tool, ...]:
+    return draw_tools(tape(draw), min_size, max_size)
 
 
 @cache

@@ -17,8 +17,9 @@ from ..core.spec import (
     Splitting,
 )
 from ._fragments import kinds_of_cut
-from ._knobs import BYTE, label_draw
+from ._knobs import label_draw, sampled
 from ._scenarios import scenarios
+from ._tape import SPLITTING_BYTES, tape
 
 __all__ = [
     "cases",
@@ -74,7 +75,7 @@ def dangerous_offsets(data: bytes) -> tuple[int, ...]:
 
 _SPLIT_KINDS = ("whole", "offsets", "many", "bytes")
 """Simplest first: a failure shrinks towards the whole stream in one chunk, then a few cuts."""
-_SPLIT_KIND = st.sampled_from(_SPLIT_KINDS)
+_SPLIT_KIND = sampled(_SPLIT_KINDS)
 BYTE_BY_BYTE_MAX = 8192
 """The longest stream cut one byte at a time: a longer one (258 calls in a choice, 26 KB) is cut
 at many places instead, where every byte its own chunk would cost a hundred ordinary examples
@@ -94,46 +95,40 @@ _BYTE_DANGER_KINDS = (
 )
 """Every kind ``_byte_dangers`` finds, in a fixed order, so a drawn cut names its kind the same
 way whatever the stream holds (and keeps it while the shrinker makes the stream smaller)."""
-
-
-@st.composite
-def _instruction(draw: st.DrawFn) -> tuple[int, int]:
-    """One cut: a byte for the kind (``n`` in ten: a cut at an offset when 0, else the
-    ``which``-th place of ``_BYTE_DANGER_KINDS[n - 1]``), then two bytes for the offset (a
-    fraction of the stream, so the strategy serves streams of every size) or one for the
-    place."""
-    kind = draw(BYTE) * (len(_BYTE_DANGER_KINDS) + 1) // 256
-    if kind:
-        return kind, draw(BYTE)
-    return kind, draw(BYTE) * 256 + draw(BYTE)
-
-
-_OFFSET_INSTRUCTIONS = {
-    most: st.lists(_instruction(), min_size=1, max_size=most) for most in (12, 40)
-}
-"""A few cuts or many, a cut at an offset as often as at each kind of dangerous place (the
-offset when the stream has none): a list, so the shrinker can delete any cut on its own."""
+_CUTS = {"offsets": 12, "many": 24}
+"""Cut instructions per splitting: about half of them cut, so six cuts or twelve."""
+_CUT = 128
+"""Instruction bytes below this make no cut (zero bytes: no cut at all)."""
 
 
 @st.composite
 def _splittings(draw: st.DrawFn, data: bytes | None) -> Splitting:
-    kind = draw(_SPLIT_KIND)
+    read = tape(draw, SPLITTING_BYTES)
+    kind = read(_SPLIT_KIND)
     size = len(data) if data is not None else 4096
     if kind == "bytes" and size > BYTE_BY_BYTE_MAX:
         kind = "many"
-    label_draw(f"splitting: {kind}")
     if kind in ("whole", "bytes") or size < 2:
-        return Splitting("bytes" if kind == "bytes" and size >= 2 else "whole")
+        whole = Splitting("bytes" if kind == "bytes" and size >= 2 else "whole")
+        label_draw(f"splitting: {whole.kind}")
+        return whole
     danger = _byte_dangers(data) if data is not None else {}
     offsets = set()
-    # A few cuts, or many (each cut is two choices, which the shrinker pays for).
-    most = 12 if kind == "offsets" else 40
-    for dangerous, at in draw(_OFFSET_INSTRUCTIONS[most]):
+    # Each cut is three bytes of a tape, read whatever they say, so the shrinker can turn any
+    # one into no cut on its own: a byte for whether and where (an offset as often as each
+    # kind of dangerous place), two for the offset (a fraction of the stream, so the same
+    # bytes serve streams of every size) or which place of the kind.
+    for _ in range(_CUTS[kind]):
+        how, at = read.byte(), read.fraction(size - 1)
+        if how < _CUT:
+            continue
+        dangerous = (how - _CUT) * (len(_BYTE_DANGER_KINDS) + 1) // (256 - _CUT)
         places = danger.get(_BYTE_DANGER_KINDS[dangerous - 1]) if dangerous else None
-        if places:
-            offsets.add(places[at % len(places)])
-        else:
-            offsets.add(1 + (at if dangerous else at * (size - 1) // 65536) % (size - 1))
+        offsets.add(places[at * len(places) // (size - 1)] if places else 1 + at)
+    if not offsets:
+        label_draw("splitting: whole")
+        return Splitting("whole")
+    label_draw(f"splitting: {kind}")
     for kind_of_cut in kinds_of_cut(danger, offsets):
         label_draw(f"split {kind_of_cut}")
     return Splitting("offsets", offsets=tuple(sorted(offsets)))

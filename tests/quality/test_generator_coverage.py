@@ -45,12 +45,8 @@ _EVERY_DIALECT = {
 _NAMED_EVENTS = {
     "id.numeric": "its call ids are strings",
 }
-_LONE = _RARE + "a lone surrogate rarely survives as an escape"
 _CHAT = {
     "id.late": "no id policy sends the id after the first delta",
-    "args.lone-surrogate-escape": _LONE,
-    "id.shared": _RARE
-    + "the shared id oddity (strategies._oddities, 6 % of the streams with two calls or more)",
     "chat.index-past-256": _RARE
     + "the many calls oddity (strategies._oddities.RARE_PERCENT: 258 calls cost twenty streams)",
 }
@@ -58,7 +54,6 @@ _ANTHROPIC = {
     "id.empty": "a tool_use's id is sent or omitted, never empty",
     "id.shared": "ids are drawn distinct",
     "anthropic.no-message-start": _NO_KNOB,
-    "args.lone-surrogate-escape": _LONE,
 }
 _RESPONSES = {
     "id.late": "no id policy sends the call_id after output_item.added",
@@ -66,7 +61,6 @@ _RESPONSES = {
     "index.missing": _NO_KNOB + " (an event without output_index)",
     "responses.item-mismatch": _NO_KNOB + " (R8)",
     "responses.done-only": "a plan's fragments must concatenate to its arguments (R1)",
-    "args.lone-surrogate-escape": _LONE,
 }
 
 
