@@ -16,13 +16,16 @@ Public strategies are built from smaller private ones, in layers:
 Each dialect's streams are drawn by its generator (``GENERATORS``, by dialect name; every public
 strategy takes ``dialect=``, openai-chat by default). Every spec drawn is one the oracle predicts
 under both profiles and the renderer renders (``predictable``, the filter every generator ends
-with), so the reference assembler passes every case. Knobs are ordered so that shrinking leads
-somewhere readable: every list of choices starts with the ordinary value, every unusual knob is
-drawn "rarely" and shrinks to off, lists shrink to their fewest items, so a failure shrinks to one
-or two calls cut into a handful of fragments. Draws are labelled with ``hypothesis.event``
-(``schedule: interleaved``, ``cut inside a \\u escape``) and ``stream_specs`` calls
-``hypothesis.target`` on its fragment count and argument size, so statistics and coverage-guided
-fuzzers have something to steer by."""
+with), so the reference assembler passes every case. Within a generator every knob is read from
+a tape (``_tape``): bytes Hypothesis draws in one choice for a stream's knobs, one for each
+call's and one for a splitting's, so a stream and its splitting cost about five choices where a
+knob each cost seventy. Knobs are ordered so that shrinking leads somewhere readable: zero bytes
+read as the ordinary value of every knob, every list of options starts with it, every unusual
+knob is drawn "rarely" and shrinks to off, a cut instruction shrinks to no cut, so a failure
+shrinks to one or two calls cut into a handful of fragments. Draws are labelled with
+``hypothesis.event`` (``schedule: interleaved``, ``cut inside a \\u escape``) and
+``stream_specs`` calls ``hypothesis.target`` on its fragment count and argument size, so
+statistics and coverage-guided fuzzers have something to steer by."""
 
 from __future__ import annotations
 
