@@ -30,9 +30,9 @@ MUTANT = "py:tests.mutants.releases_when_text_parses:factory"
 
 def test_fuzz_finds_shrinks_and_saves_a_mutant(tmp_path: Path) -> None:
     """Against the mutant that releases a call as soon as its text parses (vercel/ai#13137),
-    the ci profile finds the bug (C4, or C3 when the shrunk stream ends cut short), the shrunk
-    stream has one call, and the saved YAML fails the mutant under ``callstream run`` while the
-    reference passes it."""
+    the ci profile finds the bug (C4; C3 when the shrunk stream ends cut short; T4 when it ends
+    broken), the shrunk stream has one call, and the saved YAML fails the mutant under
+    ``callstream run`` while the reference passes it."""
     result = fuzz(
         load_implementation(MUTANT),
         profile="ci",
@@ -44,8 +44,11 @@ def test_fuzz_finds_shrinks_and_saves_a_mutant(tmp_path: Path) -> None:
     assert result.found is not None
     assert result.regression is not None
     # Released early, a call shows before its finish (C4) or, when the stream then ends cut
-    # short, as a truncated call run (C3): either way the rule its check proves.
-    assert {"C3", "C4"} & {rule for failure in result.found.failures for rule in failure.rules}
+    # short, as a truncated call run (C3), or, when it ends broken (a choice that is no object,
+    # an in-band error), as a call run that the stream's failure rejects (T4): each the rule
+    # its check proves.
+    found = {rule for failure in result.found.failures for rule in failure.rules}
+    assert {"C3", "C4", "T4"} & found
     (scenario,) = load_scenarios([result.regression]).scenarios
     assert len(scenario.spec.calls) == 1
     assert load_report(result.report).results[0]["outcome"] == "failed"  # type: ignore[arg-type]
