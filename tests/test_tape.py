@@ -22,18 +22,11 @@ from callstream.strategies._json_text import SURROGATE, strings
 from callstream.strategies._knobs import COIN, between, knobs, one_in, rarely, sampled, sometimes
 from callstream.strategies._schemas import _TOOL_NAMES, KEYS
 from callstream.strategies._tape import CHUNK, Tape
+from tests.test_strategies import FIND
 
 pytestmark = pytest.mark.usefixtures("stable_constants")
 
 DIALECTS = ("openai-chat", "anthropic-messages", "openai-responses")
-FIND = settings(
-    database=None,
-    derandomize=True,
-    deadline=None,
-    phases=(Phase.generate, Phase.shrink),
-    suppress_health_check=list(HealthCheck),
-    max_examples=50,
-)
 
 
 def zeros(strategy: st.SearchStrategy[Any]) -> bytes:
@@ -106,7 +99,9 @@ def test_the_simplest_stream_is_the_ordinary_stream() -> None:
     """The stream Hypothesis shrinks to (every tape zero bytes): one call, sent sequentially in
     one fragment, finished ``tool_calls`` with ``[DONE]``, plain LF framing, no oddity, no
     limit."""
-    spec = find(strategies.stream_specs(), lambda spec: True, settings=FIND)
+    spec = find(
+        strategies.stream_specs(), lambda spec: True, settings=settings(FIND, max_examples=50)
+    )
     assert len(spec.calls) == 1
     assert spec.calls[0].fragments == (spec.calls[0].arguments,)
     assert spec.schedule == "sequential"
