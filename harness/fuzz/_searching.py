@@ -30,11 +30,13 @@ from ._running import Run
 _BATCH = 500
 """Examples per Hypothesis run when fuzzing for a duration (each batch with a fresh seed)."""
 _BUDGET_BATCH = 100
-"""Examples per Hypothesis run when fuzzing to an example budget. Within one run Hypothesis
-makes many examples by mutating earlier ones, so a run's streams share their rarer knobs: one
-run of 500 examples from seed 1000 drew no numeric id and no shared id in any of its 159
-openai-chat streams, where seed 0 drew them in 5 % and 13 %. Runs of 100, each from a seed of
-its own, spread what a budget draws (about 0.1 s per run more)."""
+"""Examples per Hypothesis run when fuzzing to an example budget. When Hypothesis made most
+examples by mutating earlier ones, a run's streams shared their rarer knobs: one run of 500
+examples from seed 1000 drew no numeric id and no shared id in any of its 159 openai-chat
+streams, where seed 0 drew them in 5 % and 13 %. The generators now read their knobs from bytes
+(``strategies._tape``), which the mutator leaves alone, so every example is drawn afresh; runs
+of 100, each from a seed of its own, still spread what a budget draws (about 0.1 s per run
+more)."""
 
 
 FUZZED_OPT_INS = frozenset({"snapshots"})
