@@ -175,3 +175,21 @@ def test_a_unit_reads_past_its_first_chunk_from_chunks_of_its_own() -> None:
     read = [tape.byte() for _ in range(12)]
     assert read == [*range(8), *range(10, 14)]
     assert handed == [8, CHUNK]
+
+
+def test_a_draw_bytes_of_another_signature_falls_back_to_a_strategy() -> None:
+    """Where the draw function's ConjectureData draws bytes another way (an older Hypothesis:
+    ``draw_bytes(n)``), the tape draws its chunks as a strategy instead, and reads the same."""
+    drawn: list[st.SearchStrategy[Any]] = []
+
+    class OldData:
+        def draw_bytes(self, n: int, forced: bytes | None = None) -> bytes:
+            raise AssertionError("never called with a size alone")
+
+        def draw(self, strategy: st.SearchStrategy[Any]) -> bytes:
+            drawn.append(strategy)
+            return bytes(range(1, 9))
+
+    tape = Tape(OldData().draw, 8)
+    assert [tape.byte() for _ in range(3)] == [1, 2, 3]
+    assert len(drawn) == 1

@@ -101,11 +101,18 @@ class Tape:
         """The next byte (a chunk is drawn when the last one is used up)."""
         at = self._at
         if at >= len(self._chunk):
-            size = CHUNK if self._chunk else self._first
-            self._chunk = self._raw(size, size) if self._raw else self._draw(_chunks(size))
-            at = 0
+            self._chunk, at = self._next(CHUNK if self._chunk else self._first), 0
         self._at = at + 1
         return self._chunk[at]
+
+    def _next(self, size: int) -> bytes:
+        if self._raw is not None:
+            try:
+                chunk: bytes = self._raw(min_size=size, max_size=size)
+                return chunk
+            except TypeError:  # a Hypothesis whose ConjectureData draws bytes otherwise
+                self._raw = None
+        return cast(bytes, self._draw(_chunks(size)))
 
     def below(self, count: int) -> int:
         """An integer in ``range(count)``, each about as likely (within a 256th; ``count`` up to
