@@ -19,7 +19,7 @@ under both profiles and the renderer renders (``predictable``, the filter every 
 with), so the reference assembler passes every case. Within a generator every knob is read from
 a tape (``_tape``): bytes Hypothesis draws in one choice for a stream's knobs, one for each
 call's and one for a splitting's, so a stream and its splitting cost about five choices where a
-knob each cost seventy. Knobs are ordered so that shrinking leads somewhere readable: zero bytes
+knob each cost sixty-four. Knobs are ordered so that shrinking leads somewhere readable: zero bytes
 read as the ordinary value of every knob, every list of options starts with it, every unusual
 knob is drawn "rarely" and shrinks to off, a cut instruction shrinks to no cut, so a failure
 shrinks to one or two calls cut into a handful of fragments. Draws are labelled with

@@ -3,13 +3,13 @@ Hypothesis draws in one choice.
 
 Hypothesis pays for every choice it makes: a span, the choice's constraints, its place in the
 tree of examples already tried, its replay; about twenty microseconds each, whatever the value.
-A stream drawn a knob at a time took a hundred choices, and its drawing cost three times the
-assembler's run. A tape takes one choice, a chunk of bytes as long as its unit (a stream's
-knobs, a call, a splitting) needs nine times in ten, and reads every knob it knows
-(:func:`readable`: the tables of :mod:`._knobs`, integers, floats, text, JSON values) from it,
-a byte or a few each, drawing :data:`CHUNK` bytes more when a chunk runs out; a strategy it does
-not know it leaves to Hypothesis, as a choice of its own. A stream and its splitting take about
-five choices where they took seventy.
+A stream and its splitting drawn a knob at a time took about sixty-four choices, and their
+drawing cost three times the assembler's run. A tape takes one choice, a chunk of bytes as long
+as its unit (a stream's knobs, a call, a splitting) needs nine times in ten, and reads every
+knob it knows (:func:`readable`: the tables of :mod:`._knobs`, integers, floats, text, JSON
+values) from it, a byte or a few each, drawing :data:`CHUNK` bytes more when a chunk runs out;
+a strategy it does not know it leaves to Hypothesis, as a choice of its own. A stream and its
+splitting take about five choices.
 
 Long first chunks keep the choices few, and so the examples whole: Hypothesis ends its first
 examples early when they make more choices than five times what the simplest example needs
