@@ -54,10 +54,7 @@ def _read_float(tape: Tape) -> float:
     """A finite float, read from eight bytes whatever it is: the first says what kind (a whole
     number, a decimal fraction, any double, a landmark) and its sign, the others its digits or
     bits; zero bytes read ``0.0``."""
-    how = tape.byte()
-    bits = 0
-    for _ in range(7):
-        bits = bits << 8 | tape.byte()
+    how, bits = tape.byte(), tape.integer(7)
     sign = -1.0 if how & 1 else 1.0
     if how < 64:
         return sign * float(bits & 0xFFFF)

@@ -149,16 +149,18 @@ def cut(draw: st.DrawFn, text: str, max_cuts: int = 8) -> tuple[str, ...]:
         if text:
             return (text,)
         return tuple(read(_NO_TEXT))
-    danger: dict[str, tuple[int, ...]] | None = None  # worked out at the first dangerous cut
+    danger: dict[str, tuple[int, ...]] = {}
+    kinds: list[str] | None = None  # worked out at the first dangerous cut
     points: set[int] = set()
     for _ in range(max_cuts):
         how, at = read.byte(), read.fraction(len(text) - 1)
         if how < _CUT:
             continue
-        if _RUNS > how >= _DANGEROUS:
-            danger = _dangers(text) if danger is None else danger
-        if _RUNS > how >= _DANGEROUS and danger:  # a dangerous cut: which kind, which place
-            places = danger[sorted(danger)[how % len(danger)]]
+        if _RUNS > how >= _DANGEROUS and kinds is None:
+            danger = _dangers(text)
+            kinds = sorted(danger)
+        if _RUNS > how >= _DANGEROUS and kinds:  # a dangerous cut: which kind, which place
+            places = danger[kinds[how % len(kinds)]]
             points.add(places[at * len(places) // (len(text) - 1)])
         elif _EVERY > how >= _RUNS:  # a run of one-character fragments ending at ``at``
             points.update(p for p in range(at + 1 - how % 6, at + 2) if p > 0)
@@ -168,7 +170,7 @@ def cut(draw: st.DrawFn, text: str, max_cuts: int = 8) -> tuple[str, ...]:
                 label_draw("fragments: one character each")
         else:
             points.add(1 + at)
-    for kind in kinds_of_cut(danger or {}, points):
+    for kind in kinds_of_cut(danger, points):
         label_draw(f"cut {kind}")
     bounds = [0, *sorted(points), len(text)]
     pieces = [text[a:b] for a, b in pairwise(bounds)]

@@ -48,22 +48,17 @@ T = TypeVar("T")
 Schema = dict[str, Any]
 
 
-def _table(outcomes: tuple[T, ...]) -> st.SearchStrategy[T]:
-    """``st.sampled_from(outcomes)``, which a tape reads from a byte or two."""
-    return readable(st.sampled_from(outcomes), lambda tape: outcomes[tape.below(len(outcomes))])
-
-
 def sampled(options: tuple[T, ...]) -> st.SearchStrategy[T]:
     """One of ``options``, each about as often, shrinking to the first: ``st.sampled_from``,
     which a :class:`~._tape.Tape` reads from a byte or two. Build it once (module level)."""
-    return _table(options)
+    return readable(st.sampled_from(options), lambda tape: options[tape.below(len(options))])
 
 
 @cache
 def rarely(percent: int) -> st.SearchStrategy[bool]:
     """True about ``percent`` times in a hundred; shrinks to False. One choice (an index into a
     hundred outcomes), drawn without the extra span a ``.map`` would cost."""
-    return _table((False,) * (100 - percent) + (True,) * percent)
+    return sampled((False,) * (100 - percent) + (True,) * percent)
 
 
 COIN = rarely(50)
@@ -108,7 +103,7 @@ def sometimes(ordinary: Any, others: tuple[Any, ...], percent: int) -> st.Search
     outcomes = (ordinary,) * (100 - percent) + tuple(
         others[k * len(others) // share] for k in range(share)
     )
-    return _table(outcomes)
+    return sampled(outcomes)
 
 
 @cache
@@ -133,10 +128,7 @@ def _read_wide(low: int, high: int, toward: int, tape: Tape) -> int:
     bytes whatever it is, the first saying how large (up to 255 half the time, 65 535 a
     quarter, 2**56 most of the rest, else a landmark: a bound, 0, 2**31, 2**53 - 1…) and its
     sign, the others its magnitude; zero bytes read the integer nearest zero."""
-    how = tape.byte()
-    magnitude = 0
-    for _ in range(7):
-        magnitude = magnitude << 8 | tape.byte()
+    how, magnitude = tape.byte(), tape.integer(7)
     if how >= 240:
         value = (low, high, *_LANDMARKS)[(how - 240) % (len(_LANDMARKS) + 2)]
     else:
@@ -181,10 +173,7 @@ class Knobs:
         takes one choice and a rare one two or three. A tape reads every byte of the index
         (they cost it nothing), so the knobs take as many bytes whatever their values."""
         if isinstance(draw, Tape):
-            index = 0
-            for _ in range(self.width):
-                index = index << 8 | draw.byte()
-            return self.outcomes[bisect_right(self.ends, index)]
+            return self.outcomes[bisect_right(self.ends, draw.integer(self.width))]
         low, width = 0, self.scale
         while True:
             width //= 256

@@ -122,13 +122,20 @@ class Tape:
         if count <= 256:
             return self.byte() * count >> 8
         if count <= 65536:
-            return (self.byte() << 8 | self.byte()) * count >> 16
+            return self.integer(2) * count >> 16
         raise ValueError(f"a tape reads at most 65536 outcomes, not {count}")
 
     def fraction(self, count: int) -> int:
         """An integer in ``range(count)`` from two bytes whatever ``count`` is (a position in a
         text or a stream whose length changes while the shrinker works), 0 from zero bytes."""
-        return (self.byte() << 8 | self.byte()) * count >> 16
+        return self.integer(2) * count >> 16
+
+    def integer(self, size: int) -> int:
+        """The next ``size`` bytes as one integer, the first the highest (0 from zero bytes)."""
+        value = 0
+        for _ in range(size):
+            value = value << 8 | self.byte()
+        return value
 
 
 def tape(draw: Callable[[st.SearchStrategy[Any]], Any], size: int = CHUNK) -> Tape:
