@@ -35,6 +35,7 @@ The figures are for people and CI artefacts, not a gate: the exit status is 0 wh
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import platform
@@ -50,7 +51,7 @@ _ROOT = Path(__file__).resolve().parent.parent
 if str(_ROOT) not in sys.path:  # also runnable as ``python bench/bench_fuzz.py``
     sys.path.insert(0, str(_ROOT))
 
-from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, given, reject, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from callstream import strategies  # noqa: E402
@@ -60,8 +61,16 @@ from callstream.core.declaration import Implementation  # noqa: E402
 from callstream.core.observation import observe  # noqa: E402
 from callstream.core.oracle import expect  # noqa: E402
 from callstream.core.rendering import render  # noqa: E402
+from callstream.core.spec import Scenario, Splitting  # noqa: E402
 from callstream.core.split import chunkings  # noqa: E402
-from callstream.fuzz import InProcess, Isolated, drawn_scenarios, fuzz  # noqa: E402
+from callstream.core.wire import Rendered  # noqa: E402
+from callstream.fuzz import (  # noqa: E402
+    EXAMPLES_PER_TEST_CASE,
+    InProcess,
+    Isolated,
+    drawn_scenarios,
+    fuzz,
+)
 
 STAGES = (
     ("scenario", "drawing the scenario (generators + the oracle's predictability check)"),
@@ -87,10 +96,41 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
     counted = [0]
     profile = implementation.declaration.profile
     drawn = drawn_scenarios(implementation)  # what the fuzzer draws, built once as it builds it
+    # A worker forks from a server that has drawn a few examples and frozen what it holds (out
+    # of the garbage collector's walks): this process does the same before it is timed.
+    importlib.import_module("callstream.fuzz._warming")
+
+    since = [0.0, 0.0]
+    """When the stage being timed began: wall and CPU."""
+
+    def lap(stage: str | None = None) -> None:
+        """End ``stage`` now (None: start the clock)."""
+        now, cpu_now = time.perf_counter(), time.process_time()
+        if stage is not None:
+            spent[stage] += now - since[0]
+            used[stage] += cpu_now - since[1]
+        since[:] = now, cpu_now
+
+    @st.composite
+    def timed_cases(draw: st.DrawFn) -> tuple[Scenario, Rendered, Splitting]:
+        # What callstream.fuzz.drawn_cases draws (a scenario the implementation does not skip,
+        # a splitting of its bytes, in one composite), with a lap after each stage.
+        lap()
+        scenario = draw(drawn)
+        if implementation.declaration.skips(scenario) is not None:
+            reject()
+        lap("scenario")
+        raw = render(scenario.spec)
+        lap("render")
+        splitting = strategies.draw_splitting(draw, raw.data)
+        lap("splitting")
+        return scenario, raw, splitting
+
+    timed = timed_cases()
 
     @given(data=st.data())
     @settings(
-        max_examples=examples,
+        max_examples=-(-examples // EXAMPLES_PER_TEST_CASE),
         derandomize=True,
         database=None,
         deadline=None,
@@ -98,31 +138,19 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
         suppress_health_check=list(HealthCheck),
     )
     def one(data: st.DataObject) -> None:
-        clock, cpu = time.perf_counter(), time.process_time()
-
-        def lap(stage: str) -> None:
-            nonlocal clock, cpu
-            now, cpu_now = time.perf_counter(), time.process_time()
-            spent[stage] += now - clock
-            used[stage] += cpu_now - cpu
-            clock, cpu = now, cpu_now
-
-        scenario = data.draw(drawn)
-        lap("scenario")
-        raw = render(scenario.spec)
-        lap("render")
-        splitting = data.draw(strategies.splittings(raw.data))
-        lap("splitting")
-        expected = expect(scenario.spec, raw, profile)
-        lap("expect")
-        for chunks in chunkings(raw.data, splitting):
-            seen = observe(
-                implementation.factory, scenario.spec.tools, scenario.spec.limits, chunks
-            )
-            lap("implementation")
-            run_checks(expected, seen, scenario.kind, implementation.declaration.observables)
-            lap("checks")
-        counted[0] += 1
+        # As a search runs a test case: its examples drawn one after the other, each run.
+        for _ in range(EXAMPLES_PER_TEST_CASE):
+            scenario, raw, splitting = data.conjecture_data.draw(timed)
+            expected = expect(scenario.spec, raw, profile)
+            lap("expect")
+            for chunks in chunkings(raw.data, splitting):
+                seen = observe(
+                    implementation.factory, scenario.spec.tools, scenario.spec.limits, chunks
+                )
+                lap("implementation")
+                run_checks(expected, seen, scenario.kind, implementation.declaration.observables)
+                lap("checks")
+            counted[0] += 1
 
     started, cpu = time.perf_counter(), time.process_time()
     one()

@@ -65,8 +65,10 @@ def test_a_stream_is_drawn_from_a_few_chunks_of_bytes(dialect: str) -> None:
         seen.append((len(choices), calls))
 
     draw()
-    assert max(count - calls for count, calls in seen) <= 6, seen
-    assert sum(count for count, _ in seen) / len(seen) <= 6.0
+    # First chunks fit what most units read (``_tape.STREAM_BYTES``...): a stream takes about
+    # four choices; one with long strings a few chunks more, never a dozen.
+    assert max(count - calls for count, calls in seen) <= 12, seen
+    assert sum(count for count, _ in seen) / len(seen) <= 5.0
 
 
 def test_zero_bytes_read_as_the_ordinary_value_of_every_knob() -> None:

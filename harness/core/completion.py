@@ -99,7 +99,7 @@ class Completer:
                 return {}, None
             return None, "malformed_json"
         try:
-            value = json.loads(text, parse_constant=_no_constant, parse_int=parse_int)
+            value = _STRICT(text)
         except (ValueError, RecursionError):
             if _repeated(text):
                 self.met("repeated_arguments")
@@ -131,7 +131,7 @@ def strictly_json(text: str) -> bool:
     """Whether ``text`` is one JSON value as the rules read JSON: ``NaN`` and ``Infinity`` are
     not JSON (Python's ``json.loads`` takes them), nor is nesting too deep to parse."""
     try:
-        json.loads(text, parse_constant=_no_constant, parse_int=parse_int)
+        _STRICT(text)
     except (ValueError, RecursionError):
         return False
     return True
@@ -139,6 +139,11 @@ def strictly_json(text: str) -> bool:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(name)
+
+
+_STRICT = json.JSONDecoder(parse_constant=_no_constant, parse_int=parse_int).decode
+"""``json.loads`` as the rules read JSON, its decoder built once (``json.loads`` with any
+argument builds one a call)."""
 
 
 def _repeated(text: str) -> bool:

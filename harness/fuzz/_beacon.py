@@ -6,11 +6,9 @@ from __future__ import annotations
 import os
 import pickle
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
-
-from hypothesis import strategies as st
 
 _BUSY, _EXAMPLE = 0, 1
 """The slots of a worker's shared array: when its current stream started (``time.time()``, 0
@@ -27,12 +25,13 @@ class _Beacon:
         self.shared = shared
         self.file = open(path, "wb")  # noqa: SIM115 (kept open for the life of the worker)
 
-    def example(self, number: int, data: st.DataObject) -> None:
-        """Write down the example about to run (every draw made)."""
-        # Hypothesis's own record of the example: the choices its database stores.
-        choices = pickle.dumps(data.conjecture_data.choices, protocol=pickle.HIGHEST_PROTOCOL)
-        os.pwrite(self.file.fileno(), choices, 0)
-        os.ftruncate(self.file.fileno(), len(choices))
+    def example(self, number: int, choices: Sequence[object]) -> None:
+        """Write down the example about to run (every draw made): its ``choices``, Hypothesis's
+        own record of it, those of its test case that drew it alone, so that they replay as a
+        test case of their own."""
+        written = pickle.dumps(choices, protocol=pickle.HIGHEST_PROTOCOL)
+        os.pwrite(self.file.fileno(), written, 0)
+        os.ftruncate(self.file.fileno(), len(written))
         self.shared[_EXAMPLE] = number
 
     @contextmanager

@@ -1,5 +1,6 @@
 """What the fuzz workers' server imports before it forks the first worker: the workers' module,
-and then a few scenarios of each dialect drawn and thrown away.
+then a few scenarios of each dialect drawn and thrown away; what the server then holds is
+frozen (``gc.freeze``), out of every worker's collections.
 
 A process pays for its first draws: Hypothesis reads the constants of every local module's
 source (which it now and then draws), validates each strategy, and the tool schemas' metaschema
@@ -17,6 +18,7 @@ without it.
 
 from __future__ import annotations
 
+import gc
 from contextlib import suppress
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -51,6 +53,11 @@ def _warm_up() -> None:
     with suppress(Exception):  # a warm-up only saves time: should it fail, the workers draw on
         draw_each()
     strategies.forget_events()
+    # What the server holds now every worker holds from its start and keeps: frozen, the
+    # workers' full collections never walk it (nor touch its pages, which copy-on-write keeps
+    # shared), as the gc module's documentation advises for a server that forks.
+    gc.collect()
+    gc.freeze()
 
 
 _warm_up()

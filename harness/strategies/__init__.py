@@ -43,6 +43,10 @@ from ._predictable import predictable
 from ._scenarios import rules_for, scenario_for, scenarios
 from ._schemas import tools
 from ._splittings import cases, dangerous_offsets, splittings
+
+# Out of ``__all__`` too: what ``splittings(data)`` draws, within a composite of the caller's,
+# for ``callstream.fuzz``, which draws a scenario and its splitting as one example.
+from ._splittings import draw_splitting as draw_splitting
 from ._streams import GENERATORS, stream_specs
 
 __all__ = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from itertools import pairwise
@@ -23,6 +24,11 @@ __all__ = [
 _HEX = frozenset("0123456789abcdefABCDEF")
 _NUMBER = frozenset("0123456789+-.eE")
 _LITERALS = ("true", "false", "null")
+_IN_STRING = re.compile(r'["\\\x80-\U0010ffff]')
+"""What ends a run of characters in a string that are nothing to cut at."""
+_OUTSIDE = re.compile(r'["{}\[\]\-0-9tfn]')
+"""What ends a run of characters outside strings that are nothing to cut at: a string, a
+bracket, a number or a literal begins."""
 
 
 def dangerous_cuts(text: str) -> dict[str, tuple[int, ...]]:
@@ -48,14 +54,19 @@ def _dangers(text: str) -> dict[str, tuple[int, ...]]:
     found: dict[str, set[int]] = {}
 
     def add(kind: str, *positions: int) -> None:
-        found.setdefault(kind, set()).update(p for p in positions if 0 < p < len(text))
+        found.setdefault(kind, set()).update(positions)  # those out of the text dropped last
 
     closers: list[str] = []
     in_string = False
     i = 0
     while i < len(text):
-        char = text[i]
         if in_string:
+            # Straight to the string's next backslash, quote or non-ASCII character.
+            stop = _IN_STRING.search(text, i)
+            if stop is None:
+                break
+            i = stop.start()
+            char = text[i]
             if char == "\\":
                 add("after a backslash", i + 1)
                 digits = text[i + 2 : i + 6]
@@ -81,6 +92,12 @@ def _dangers(text: str) -> dict[str, tuple[int, ...]]:
                 add("next to a non-ASCII character", i, i + 1)
             i += 1
             continue
+        # Straight to the next character that opens something (or ends the text).
+        start = _OUTSIDE.search(text, i)
+        if start is None:
+            break
+        i = start.start()
+        char = text[i]
         if char == '"':
             in_string = True
         elif char in "{[":
@@ -107,8 +124,11 @@ def _dangers(text: str) -> dict[str, tuple[int, ...]]:
                     i += len(literal) - 1
                     break
         i += 1
+    size = len(text)
     return {
-        kind: tuple(sorted(positions)) for kind, positions in sorted(found.items()) if positions
+        kind: kept
+        for kind, positions in sorted(found.items())
+        if (kept := tuple(sorted(p for p in positions if 0 < p < size)))
     }
 
 

@@ -64,8 +64,9 @@ _WRONG_TYPED: tuple[Json, ...] = (0, "0", 1.5, True, None, [], {}, "x", -1)
 
 
 def strictly_parses(text: str) -> bool:
+    """Whether ``text`` is JSON without ``NaN`` or ``Infinity`` (which ``json.loads`` takes)."""
     try:
-        json.loads(text, parse_constant=_refuse)
+        _STRICT(text)
     except (ValueError, RecursionError):
         return False
     return True
@@ -73,6 +74,10 @@ def strictly_parses(text: str) -> bool:
 
 def _refuse(name: str) -> Any:
     raise ValueError(name)
+
+
+_STRICT = json.JSONDecoder(parse_constant=_refuse).decode
+"""Built once: ``json.loads`` with any argument builds a decoder a call."""
 
 
 @st.composite

@@ -24,6 +24,7 @@ from ._tape import SPLITTING_BYTES, tape
 __all__ = [
     "cases",
     "dangerous_offsets",
+    "draw_splitting",
     "splittings",
 ]
 
@@ -42,27 +43,35 @@ _BACKSLASHES = re.compile(rb"\\")
 def _byte_dangers(data: bytes) -> dict[str, tuple[int, ...]]:
     """The dangerous offsets of ``data`` by kind (kept for the streams seen last: the shrinker
     replays the same stream many times). Read only: the dict is shared."""
-    found: dict[str, set[int]] = {}
-
-    def add(kind: str, *offsets: int) -> None:
-        found.setdefault(kind, set()).update(o for o in offsets if 0 < o < len(data))
-
     # Byte by byte, in the regular expressions' loops rather than in Python's.
-    add("inside a UTF-8 character", *(match.start() for match in _CONTINUATION.finditer(data)))
+    lone: list[int] = []
+    crlf: list[int] = []
     for match in _AFTER_CR.finditer(data):
-        lf = match.group(1) == b"\n"
-        add("between CR and LF" if lf else "after a lone CR", match.end())
-    add("inside a blank line", *(match.end() for match in _BLANK.finditer(data)))
-    add("after a backslash", *(match.end() for match in _BACKSLASHES.finditer(data)))
-    for match in _U_ESCAPE.finditer(data):
-        add("inside a \\u escape", *range(match.start() + 1, match.end()))
-    for match in _DATA.finditer(data):
-        add("inside or right after data:", *range(match.start() + 1, match.end() + 1))
-    for match in _DONE.finditer(data):
-        add("inside [DONE]", *range(match.start() + 1, match.end()))
-    if data.startswith(_BOM):
-        add("inside the BOM", 1, 2, 3)
-    return {kind: tuple(sorted(offsets)) for kind, offsets in sorted(found.items()) if offsets}
+        (crlf if match.group(1) == b"\n" else lone).append(match.end())
+    found = {
+        "after a backslash": [match.end() for match in _BACKSLASHES.finditer(data)],
+        "after a lone CR": lone,
+        "between CR and LF": crlf,
+        "inside [DONE]": [
+            at for match in _DONE.finditer(data) for at in range(match.start() + 1, match.end())
+        ],
+        "inside a UTF-8 character": [match.start() for match in _CONTINUATION.finditer(data)],
+        "inside a \\u escape": [
+            at for match in _U_ESCAPE.finditer(data) for at in range(match.start() + 1, match.end())
+        ],
+        "inside a blank line": [match.end() for match in _BLANK.finditer(data)],
+        "inside or right after data:": [
+            at for match in _DATA.finditer(data) for at in range(match.start() + 1, match.end() + 1)
+        ],
+        "inside the BOM": [1, 2, 3] if data.startswith(_BOM) else [],
+    }
+    # Each list is ascending and holds each offset once (the matches do not overlap).
+    size = len(data)
+    return {
+        kind: kept
+        for kind, offsets in found.items()
+        if (kept := tuple(at for at in offsets if 0 < at < size))
+    }
 
 
 def dangerous_offsets(data: bytes) -> tuple[int, ...]:
@@ -103,6 +112,12 @@ _CUT = 128
 
 @st.composite
 def _splittings(draw: st.DrawFn, data: bytes | None) -> Splitting:
+    return draw_splitting(draw, data)
+
+
+def draw_splitting(draw: st.DrawFn, data: bytes | None) -> Splitting:
+    """What ``splittings(data)`` draws, drawn in the caller's composite (no strategy built for
+    each stream's bytes)."""
     read = tape(draw, SPLITTING_BYTES)
     kind = read(_SPLIT_KIND)
     size = len(data) if data is not None else 4096
@@ -161,7 +176,7 @@ def _cases(
             lone_surrogates=lone_surrogates,
         )
     )
-    return scenario, draw(splittings(render(scenario.spec).data))
+    return scenario, draw_splitting(draw, render(scenario.spec).data)
 
 
 def cases(
