@@ -68,6 +68,7 @@ from callstream.fuzz import (  # noqa: E402
     EXAMPLES_PER_TEST_CASE,
     InProcess,
     Isolated,
+    draw_examples,
     drawn_scenarios,
     fuzz,
 )
@@ -139,8 +140,7 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
     )
     def one(data: st.DataObject) -> None:
         # As a search runs a test case: its examples drawn one after the other, each run.
-        for _ in range(EXAMPLES_PER_TEST_CASE):
-            scenario, raw, splitting = data.conjecture_data.draw(timed)
+        for scenario, raw, splitting, _ in draw_examples(data, timed):
             expected = expect(scenario.spec, raw, profile)
             lap("expect")
             for chunks in chunkings(raw.data, splitting):

@@ -15,13 +15,13 @@ import callstream.reference
 from callstream import strategies
 from callstream.cli import main
 from callstream.connect.connectables import load_implementation
-from callstream.core.case import run_case
+from callstream.core.case import CaseResult, run_case
 from callstream.core.rendering import render
-from callstream.core.spec import CallPlan, Splitting, StreamSpec
+from callstream.core.spec import CallPlan, Scenario, Splitting, StreamSpec
 from callstream.corpus.regressions import write_regression
 from callstream.corpus.scenario import load_scenarios
 from callstream.fuzz import FuzzResult, database_for, describe, fuzz, minimise, settings_for
-from callstream.fuzz._searching import _BUDGET_BATCH
+from callstream.fuzz._searching import _BUDGET_BATCH, EXAMPLES_PER_TEST_CASE, _Search, _search
 from callstream.reference import Limits, Tool
 from callstream.reports import load_report
 
@@ -93,6 +93,33 @@ def test_a_seeded_budget_draws_exactly_its_examples_the_same_way_every_time(
         tallies.append(result.features)
     assert tallies[0] == tallies[1]
     assert sum(tallies[0].streams.values()) == budget
+
+
+def test_a_search_draws_each_example_afresh() -> None:
+    """Hypothesis's mutator tries each test case again with a span copied over another of the
+    same label, and four examples to a test case (``EXAMPLES_PER_TEST_CASE``) hold four spans
+    of every label: left to it, seven examples in ten were copies. Drawn in a span it leaves
+    alone, they are distinct, but for the plain stream Hypothesis tries first in each run (its
+    simplest test case, a couple of times a run; an example the same as the one before it in
+    its test case is not run again)."""
+    implementation = load_implementation("py:callstream.implementations:reference")
+    ran: list[tuple[str, Splitting]] = []
+
+    def run(scenario: Scenario, profile: str, splitting: Splitting) -> CaseResult:
+        ran.append((scenario.id, splitting))
+        return CaseResult.of(scenario, profile, splitting, "passed")
+
+    class Beacon:
+        def example(self, number: int, choices: Sequence[object]) -> None:
+            pass
+
+    search = _Search("ci", 800, None, None, False, timeout=10.0, shrink_time=1.0)
+    outcome = _search(
+        implementation, search, run, Beacon(), lambda *_: None, lambda: False, lambda *_: None
+    )  # type: ignore[arg-type]
+    assert outcome.examples == len(ran) == 800
+    assert EXAMPLES_PER_TEST_CASE > 1
+    assert len(set(ran)) >= 0.93 * len(ran), len(set(ran))
 
 
 def test_ci_profile_is_derandomised_and_keeps_no_database(tmp_path: Path) -> None:

@@ -98,20 +98,42 @@ class Completer:
                 self.met("empty_parameterless")
                 return {}, None
             return None, "malformed_json"
-        try:
-            value = _STRICT(text)
-        except (ValueError, RecursionError):
-            if _repeated(text):
-                self.met("repeated_arguments")
-            return None, "malformed_json"
-        if not isinstance(value, dict):
-            return None, "malformed_json"
-        # The reference's evaluator: JSON Schema with RE2 patterns, internal $refs only, bounded.
-        validator = validator_for(tool.name, tool.parameters)
-        problem = None if validator is None else schema_problem(validator, value)
-        if problem is not None:
-            return None, problem.reason.value
-        return value, None
+        # Each profile's expectation completes the same calls: parsed and validated once.
+        key = (text, id(tool))
+        kept = _PARSED.get(key)
+        if kept is None or kept[0] is not tool:
+            kept = (tool, *_parsed(text, tool))
+            if len(_PARSED) >= _KEPT:
+                del _PARSED[next(iter(_PARSED))]
+            _PARSED[key] = kept
+        _, value, problem, repeated = kept
+        if repeated:
+            self.met("repeated_arguments")
+        return value, problem
+
+
+_PARSED: dict[tuple[str, int], tuple[Tool, Any, str | None, bool]] = {}
+"""The calls completed last, by their text and the identity of their tool (kept with it): what
+each parsed to (read only: both profiles' expectations hold the same value), the reason it was
+refused, and whether it is one JSON text repeated."""
+_KEPT = 64
+
+
+def _parsed(text: str, tool: Tool) -> tuple[Any, str | None, bool]:
+    """What ``text`` parses to as ``tool``'s arguments, or the reason it is refused, and whether
+    it is malformed as one JSON text repeated."""
+    try:
+        value = _STRICT(text)
+    except (ValueError, RecursionError):
+        return None, "malformed_json", _repeated(text)
+    if not isinstance(value, dict):
+        return None, "malformed_json", False
+    # The reference's evaluator: JSON Schema with RE2 patterns, internal $refs only, bounded.
+    validator = validator_for(tool.name, tool.parameters)
+    problem = None if validator is None else schema_problem(validator, value)
+    if problem is not None:
+        return None, problem.reason.value, False
+    return value, None, False
 
 
 def _grammar(fmt: Mapping[str, Any] | None) -> tuple[str | None, str]:

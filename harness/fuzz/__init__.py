@@ -26,7 +26,7 @@ from ._progress import FuzzProgress, make_fuzz_progress
 from ._result import FuzzResult, describe
 
 # Public for the bench, which times the two runners and draws what a search draws as a search
-# draws it (``EXAMPLES_PER_TEST_CASE`` to a Hypothesis test case), and for the
+# draws it (``draw_examples``: ``EXAMPLES_PER_TEST_CASE`` to a test case), and for the
 # hostile tests, which aim implementations at the runners. Out of ``__all__`` on purpose:
 # Hypothesis now and then draws the short string literals of local modules (a checkout, an
 # editable install), ``__all__``'s among them, so a new name there can change the examples a
@@ -34,6 +34,7 @@ from ._result import FuzzResult, describe
 from ._running import InProcess as InProcess
 from ._running import Isolated as Isolated
 from ._searching import EXAMPLES_PER_TEST_CASE as EXAMPLES_PER_TEST_CASE
+from ._searching import draw_examples as draw_examples
 from ._searching import drawn_cases as drawn_cases
 from ._searching import drawn_scenarios as drawn_scenarios
 from ._session import fuzz

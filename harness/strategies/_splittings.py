@@ -43,22 +43,30 @@ _BACKSLASHES = re.compile(rb"\\")
 def _byte_dangers(data: bytes) -> dict[str, tuple[int, ...]]:
     """The dangerous offsets of ``data`` by kind (kept for the streams seen last: the shrinker
     replays the same stream many times). Read only: the dict is shared."""
-    # Byte by byte, in the regular expressions' loops rather than in Python's.
+    # Byte by byte, in the regular expressions' loops rather than in Python's; a pattern whose
+    # first byte the stream lacks (most streams are ASCII, LF-ended) is not looked for at all.
     lone: list[int] = []
     crlf: list[int] = []
-    for match in _AFTER_CR.finditer(data):
+    for match in _AFTER_CR.finditer(data) if b"\r" in data else ():
         (crlf if match.group(1) == b"\n" else lone).append(match.end())
+    escaped = b"\\" in data
     found = {
-        "after a backslash": [match.end() for match in _BACKSLASHES.finditer(data)],
+        "after a backslash": [match.end() for match in _BACKSLASHES.finditer(data)]
+        if escaped
+        else [],
         "after a lone CR": lone,
         "between CR and LF": crlf,
         "inside [DONE]": [
             at for match in _DONE.finditer(data) for at in range(match.start() + 1, match.end())
         ],
-        "inside a UTF-8 character": [match.start() for match in _CONTINUATION.finditer(data)],
+        "inside a UTF-8 character": []
+        if data.isascii()
+        else [match.start() for match in _CONTINUATION.finditer(data)],
         "inside a \\u escape": [
             at for match in _U_ESCAPE.finditer(data) for at in range(match.start() + 1, match.end())
-        ],
+        ]
+        if escaped
+        else [],
         "inside a blank line": [match.end() for match in _BLANK.finditer(data)],
         "inside or right after data:": [
             at for match in _DATA.finditer(data) for at in range(match.start() + 1, match.end() + 1)
