@@ -1,6 +1,7 @@
 """What the fuzz workers' server imports before it forks the first worker: the workers' module,
-then a few scenarios of each dialect drawn and thrown away; what the server then holds is
-frozen (``gc.freeze``), out of every worker's collections.
+then a few scenarios of each dialect drawn and thrown away, and the schemas of the tools most
+streams offer compiled; what the server then holds is frozen (``gc.freeze``), out of every
+worker's collections.
 
 A process pays for its first draws: Hypothesis reads the constants of every local module's
 source (which it now and then draws), validates each strategy, and the tool schemas' metaschema
@@ -23,6 +24,8 @@ from contextlib import suppress
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+
+from callstream.reference.validate import validator_for
 
 from .. import strategies
 from ..core.rendering import render
@@ -52,6 +55,10 @@ def _warm_up() -> None:
 
     with suppress(Exception):  # a warm-up only saves time: should it fail, the workers draw on
         draw_each()
+        # The oracle compiles a tool's schema the first time a stream offers it (its check
+        # against the metaschema, about 3 ms): the pool's twenty, once for every worker.
+        for tool in strategies.POOLED_TOOLS:
+            validator_for(tool.name, tool.parameters)
     strategies.forget_events()
     # What the server holds now every worker holds from its start and keeps: frozen, the
     # workers' full collections never walk it (nor touch its pages, which copy-on-write keeps

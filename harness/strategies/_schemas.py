@@ -194,7 +194,7 @@ _DEEP = _object(
 )
 """Arguments nested five levels deep or more, every level required."""
 
-_POOLED_TOOLS: tuple[Tool, ...] = (
+POOLED_TOOLS: tuple[Tool, ...] = (
     Tool("get_weather", _object({"city": _string(), "units": _string(enum=["c", "f"])}, "city")),
     Tool(
         "search",
@@ -310,7 +310,7 @@ against the metaschema, about 3 ms) by the oracle, then by the implementation; a
 seven that was a fifth of the time spent drawing a stream. The pool holds every schema feature
 a fresh tool can have."""
 _TOOL_CHOICES = mostly_one_of(
-    _POOLED_TOOLS, readable(_fresh_tool(), _draw_fresh_tool), FRESH_PERCENT
+    POOLED_TOOLS, readable(_fresh_tool(), _draw_fresh_tool), FRESH_PERCENT
 )
 """A pooled tool, or one time in twenty a tool drawn afresh (a name and a schema of its own)."""
 
