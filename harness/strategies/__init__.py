@@ -41,6 +41,7 @@ from ._knobs import forget_events as forget_events
 from ._knobs import seen_events
 from ._predictable import predictable
 from ._scenarios import rules_for, scenario_for, scenarios
+
 # Out of ``__all__`` too: the table most tools are drawn from, whose schemas the fuzz workers'
 # server compiles before it forks (``callstream.fuzz._warming``).
 from ._schemas import POOLED_TOOLS as POOLED_TOOLS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from itertools import pairwise
@@ -26,6 +27,8 @@ _NUMBER = frozenset("0123456789+-.eE")
 _LITERALS = ("true", "false", "null")
 _IN_STRING = re.compile(r'["\\\x80-\U0010ffff]')
 """What ends a run of characters in a string that are nothing to cut at."""
+_JSON_NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+"""A JSON number: its integer part, its fraction, its exponent."""
 _OUTSIDE = re.compile(r'["{}\[\]\-0-9tfn]')
 """What ends a run of characters outside strings that are nothing to cut at: a string, a
 bracket, a number or a literal begins."""
@@ -112,8 +115,15 @@ def _dangers(text: str) -> dict[str, tuple[int, ...]]:
             while end < len(text) and text[end] in _NUMBER:
                 end += 1
             add("inside a number", *range(i + 1, end))
-            for position in range(i + 1, end + 1):
-                _parsing_prefix(text, position, closers, add)
+            # The text so far parses where the number so far is a number and one in its place
+            # would parse: one parse for the number, not one for each of its characters.
+            fits = None
+            for position in range(i + 1, min(end + 1, len(text))):
+                if _is_number(text[i:position]):
+                    if fits is None:
+                        fits = strictly_parses(text[:i] + "0" + "".join(closers[::-1]))
+                    if fits:
+                        add("after a prefix that parses", position)
             i = end
             continue
         else:
@@ -130,6 +140,17 @@ def _dangers(text: str) -> dict[str, tuple[int, ...]]:
         for kind, positions in sorted(found.items())
         if (kept := tuple(sorted(p for p in positions if 0 < p < size)))
     }
+
+
+def _is_number(token: str) -> bool:
+    """Whether ``token`` is a JSON number that ``json`` parses (an integer of more digits than
+    the interpreter converts is not)."""
+    match = _JSON_NUMBER.fullmatch(token)
+    if match is None:
+        return False
+    limit = sys.get_int_max_str_digits()
+    whole = match.group(2) is None and match.group(3) is None
+    return not (limit and whole and len(match.group(1).lstrip("-")) > limit)
 
 
 def _parsing_prefix(text: str, position: int, closers: list[str], add: Callable[..., None]) -> None:
