@@ -9,8 +9,9 @@ Run from the repository root::
 Three measurements, against the reference assembler unless ``--impl`` says otherwise:
 
 1. **Where the time goes**, in one process, on the scenarios a search draws (in every dialect
-   the implementation reads): each example is timed stage by stage, drawing the scenario (the
-   generators, including the oracle's check that it can predict the plan), drawing the
+   the implementation reads, four examples to a Hypothesis test case as a search draws them,
+   ``callstream.fuzz.draw_examples``): each example is timed stage by stage, drawing the
+   scenario (the generators, including the oracle's check that it can predict the plan), drawing the
    splitting, rendering the stream, deriving the expectations, feeding the implementation (the
    floor of any harness: it has to run the thing under test), and the checks; what is left of
    the wall time is Hypothesis's engine.
@@ -139,8 +140,13 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
         suppress_health_check=list(HealthCheck),
     )
     def one(data: st.DataObject) -> None:
-        # As a search runs a test case: its examples drawn one after the other, each run.
-        for scenario, raw, splitting, _ in draw_examples(data, timed):
+        # As a search runs a test case: its examples drawn one after the other, each run but
+        # one the same as the one before it.
+        previous: object = None
+        for scenario, raw, splitting, choices in draw_examples(data, timed):
+            if choices == previous:
+                continue
+            previous = choices
             expected = expect(scenario.spec, raw, profile)
             lap("expect")
             for chunks in chunkings(raw.data, splitting):

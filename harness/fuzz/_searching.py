@@ -1,6 +1,7 @@
-"""One search process's search: Hypothesis runs that draw a scenario and a splitting, run the case
-and stop at the first failure, which Hypothesis shrinks; or, for an example that ended a worker,
-one run that replays it and shrinks it."""
+"""One search process's search: Hypothesis runs whose test cases draw examples (a scenario and a
+splitting of it, four to a test case), run each as a case and stop at the first failure, which
+Hypothesis shrinks; or, for an example that ended a worker, one run that replays it and shrinks
+it."""
 
 from __future__ import annotations
 

@@ -11,9 +11,10 @@ values) from it, a byte or a few each, drawing :data:`CHUNK` bytes more when a c
 a strategy it does not know it leaves to Hypothesis, as a choice of its own. A stream and its
 splitting take about five choices.
 
-Long first chunks keep the choices few, and so the examples whole: Hypothesis ends its first
-examples early when they make more choices than five times what the simplest example needs
-after the same start, and the simplest example (zero bytes: one call) needs few.
+First chunks as long as what a unit reads most of the time keep the choices few (about four a
+stream), and so the first test cases whole: Hypothesis ends them early when they make more
+choices than five times what the simplest test case needs after the same start, and the
+simplest (zero bytes: one call a stream) needs few.
 
 Shrinking still leads somewhere readable: Hypothesis shrinks a chunk by zeroing its bytes and
 lowering them one by one, and zero bytes read as the ordinary value of every knob (the first of
