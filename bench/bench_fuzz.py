@@ -72,6 +72,7 @@ from callstream.fuzz import (  # noqa: E402
     draw_examples,
     drawn_scenarios,
     fuzz,
+    settings_for,
 )
 
 STAGES = (
@@ -130,23 +131,12 @@ def stage_times(implementation: Implementation, examples: int) -> dict[str, Any]
 
     timed = timed_cases()
 
+    # The ci profile's settings, as a search runs under them.
     @given(data=st.data())
-    @settings(
-        max_examples=-(-examples // EXAMPLES_PER_TEST_CASE),
-        derandomize=True,
-        database=None,
-        deadline=None,
-        phases=(Phase.generate,),
-        suppress_health_check=list(HealthCheck),
-    )
+    @settings_for("ci", max_examples=-(-examples // EXAMPLES_PER_TEST_CASE), database=None)
     def one(data: st.DataObject) -> None:
-        # As a search runs a test case: its examples drawn one after the other, each run but
-        # one the same as the one before it.
-        previous: object = None
-        for scenario, raw, splitting, choices in draw_examples(data, timed):
-            if choices == previous:
-                continue
-            previous = choices
+        # As a search runs a test case: its examples drawn one after the other, each run.
+        for scenario, raw, splitting, _ in draw_examples(data, timed):
             expected = expect(scenario.spec, raw, profile)
             lap("expect")
             for chunks in chunkings(raw.data, splitting):

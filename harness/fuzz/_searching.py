@@ -180,7 +180,6 @@ def _search(
         @chosen
         def property(data: st.DataObject) -> None:
             stopping = False
-            previous: object = None
             for scenario, splitting, choices in draw_examples(data, cases):
                 # A test case draws all its examples, whatever is run of them: one that drew
                 # fewer on another run would read as inconsistent data generation
@@ -195,11 +194,6 @@ def _search(
                     stopping = True  # shrinking ran out of time: keep the smallest failure
                 if stopping or (outcome.examples >= until and not failing):
                     continue  # drawn, not run: the search stops, or the run's share is spent
-                if choices == previous:
-                    # Drawn, not run: the example before it again (Hypothesis tries the first
-                    # test cases of a run at their simplest, four simplest examples each).
-                    continue
-                previous = choices
                 check(scenario, splitting, choices)
             if stopping:
                 raise _Stop
@@ -267,13 +261,19 @@ def draw_examples(
     for them (``EXAMPLES_PER_TEST_CASE``), each with the choices that drew it, in a span
     Hypothesis's mutator leaves alone (``_EXAMPLES``). Each is drawn by the ConjectureData
     itself: ``data.draw`` would save and compare the global random state around it (20 µs),
-    as ``given`` does around its argument."""
+    as ``given`` does around its argument. An example drawn from the same choices as the one
+    before it is drawn and not given (Hypothesis tries the first test cases of a run at their
+    simplest: four simplest examples each)."""
     conjecture = data.conjecture_data
     conjecture.start_span(_EXAMPLES)
+    previous: object = None
     for _ in range(EXAMPLES_PER_TEST_CASE):
         start = len(conjecture.choices)
         case = conjecture.draw(cases)
-        yield (*case, conjecture.choices[start:])
+        choices = conjecture.choices[start:]
+        if choices != previous:
+            yield (*case, choices)
+        previous = choices
     conjecture.stop_span()  # left open when a failure ends the test case: Hypothesis closes it
 
 
